@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+/// Something a read or a non-throwing write could not do, reported instead of crashing or throwing.
+///
+/// ```swift
+/// let prefs = Preferences(store: MemoryStore(), diagnostics: PreferenceDiagnostics { issue in
+///     logger.warning("\(issue)")
+/// })
+/// ```
+public struct PreferenceIssue: Sendable, CustomStringConvertible {
+    /// What happened.
+    public enum Kind: Sendable {
+        /// A stored value did not fit the key's type, so the read gave the default.
+        case readFellBackToDefault(ValueCodingError)
+        /// A write that cannot throw (the subscript setter, `reset`, `removeAll`) failed; the
+        /// stored value is as it was.
+        case writeFailed(PreferenceError)
+    }
+
+    /// The key concerned.
+    public let key: String
+    /// A description of the store.
+    public let store: String
+    /// What happened.
+    public let kind: Kind
+
+    /// One line: where and what.
+    ///
+    /// ```swift
+    /// print(issue)  // prefs: "volume" in MemoryStore: expected Double, found string "loud"; using the default
+    /// ```
+    public var description: String {
+        switch kind {
+        case .readFellBackToDefault(let cause):
+            "prefs: \"\(key)\" in \(store): \(cause); using the default"
+        case .writeFailed(let error):
+            "prefs: \(error); the stored value is unchanged"
+        }
+    }
+}
+
+/// Where issues go: a handler the user chooses.
+///
+/// The default, ``standardError``, prints one line on stderr, once per store, key and kind of issue.
+///
+/// ```swift
+/// let collected = Mutex<[PreferenceIssue]>([])
+/// let diagnostics = PreferenceDiagnostics { issue in collected.withLock { $0.append(issue) } }
+/// ```
+public struct PreferenceDiagnostics: Sendable {
+    private let handler: @Sendable (PreferenceIssue) -> Void
+
+    /// Creates diagnostics that hand every issue to `handler`, from whichever thread found it.
+    ///
+    /// ```swift
+    /// let diagnostics = PreferenceDiagnostics { issue in print(issue) }
+    /// ```
+    public init(_ handler: @escaping @Sendable (PreferenceIssue) -> Void) {
+        self.handler = handler
+    }
+
+    /// Reports an issue.
+    ///
+    /// ```swift
+    /// diagnostics.report(issue)
+    /// ```
+    public func report(_ issue: PreferenceIssue) {
+        handler(issue)
+    }
+
+    /// Diagnostics that pass each store, key and kind of issue on to `handler` the first time
+    /// only, so a value read in a loop does not flood the log.
+    ///
+    /// ```swift
+    /// let diagnostics = PreferenceDiagnostics.oncePerKey { issue in logger.warning("\(issue)") }
+    /// ```
+    public static func oncePerKey(_ handler: @escaping @Sendable (PreferenceIssue) -> Void)
+        -> PreferenceDiagnostics
+    {
+        let reported = Mutex<Set<String>>([])
+        return PreferenceDiagnostics { issue in
+            let signature = "\(issue.store)\u{0}\(issue.key)\u{0}\(issue.kindName)"
+            if reported.withLock({ $0.insert(signature).inserted }) { handler(issue) }
+        }
+    }
+
+    /// One line on standard error per store, key and kind of issue, the first time it happens.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: MemoryStore(), diagnostics: .standardError)
+    /// ```
+    public static let standardError = oncePerKey { issue in
+        FileHandle.standardError.write(Data((issue.description + "\n").utf8))
+    }
+}
+
+extension PreferenceIssue {
+    fileprivate var kindName: String {
+        switch kind {
+        case .readFellBackToDefault: "read"
+        case .writeFailed: "write"
+        }
+    }
+}

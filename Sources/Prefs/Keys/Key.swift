@@ -1,0 +1,84 @@
+/// The namespace of typed keys. Declare keys as static members in an extension, and use them
+/// with a leading dot wherever a key is expected.
+///
+/// ```swift
+/// extension Preferences.Keys {
+///     static let volume = Key<Double>("volume", default: 0.5)
+///     static let username = Key<String?>("username")
+/// }
+/// prefs[.volume] = 0.8
+/// ```
+extension Preferences {
+    /// The base of every key and the place where keys are declared as static members.
+    ///
+    /// `Key<Value>` inherits from `Keys`, so `.volume` resolves wherever a `Key<Double>` is
+    /// expected. Only the library creates subclasses.
+    ///
+    /// ```swift
+    /// extension Preferences.Keys { static let launches = Key<Int>("launches", default: 0) }
+    /// ```
+    ///
+    /// (`@unchecked` because a non-final class cannot be checked: every stored property is a
+    /// `let` of a `Sendable` type, and the initializer is not public, so no subclass adds state.)
+    public class Keys: @unchecked Sendable {
+        /// The name the value is stored under.
+        public let name: String
+
+        /// `Key<Value>` by its short name inside `extension Preferences.Keys { … }`.
+        ///
+        /// ```swift
+        /// extension Preferences.Keys { static let volume = Key<Double>("volume", default: 0.5) }
+        /// ```
+        public typealias Key<Value: PreferenceValue> = Preferences.Key<Value>
+
+        init(validatedName name: String) {
+            precondition(
+                !name.isEmpty, "Preferences.Key: the name must not be empty; give every key a non-empty name")
+            self.name = name
+        }
+    }
+
+    /// A typed key: the name a value is stored under and the default shown when nothing is stored.
+    ///
+    /// ```swift
+    /// extension Preferences.Keys {
+    ///     static let theme = Key<Theme>("theme", default: .system)
+    ///     static let recent = Key<[URL]>("recentFiles", default: [])
+    /// }
+    /// ```
+    public final class Key<Value: PreferenceValue>: Keys, @unchecked Sendable {
+        /// The value a read gives when nothing (or nothing usable) is stored.
+        public let defaultValue: Value
+
+        /// Creates a key with a name and a default value.
+        ///
+        /// An empty name is a programming error.
+        ///
+        /// ```swift
+        /// let volume = Preferences.Key<Double>("volume", default: 0.5)
+        /// ```
+        public init(_ name: String, default defaultValue: Value) {
+            self.defaultValue = defaultValue
+            super.init(validatedName: name)
+        }
+
+        /// Creates a key for an optional value, whose default is `nil`.
+        ///
+        /// ```swift
+        /// let username = Preferences.Key<String?>("username")
+        /// ```
+        public init<Wrapped>(_ name: String) where Value == Wrapped? {
+            self.defaultValue = nil
+            super.init(validatedName: name)
+        }
+    }
+}
+
+extension Preferences.Keys: CustomStringConvertible {
+    /// The key's name, for messages.
+    ///
+    /// ```swift
+    /// print(Preferences.Keys.volume)  // volume
+    /// ```
+    public var description: String { name }
+}

@@ -1,0 +1,138 @@
+import Dispatch
+import Synchronization
+
+/// A set of changes applied to a store at once: each key's new value, `nil` when it was removed.
+///
+/// ```swift
+/// let observation = store.observe { change in
+///     if let volume = change.values["volume"] { print("volume is now", volume as Any) }
+/// }
+/// ```
+public struct StoreChange: Sendable, Equatable {
+    /// The changed keys and their new values (`nil`: removed).
+    public let values: [String: PropertyListValue?]
+
+    /// Creates a change.
+    ///
+    /// ```swift
+    /// StoreChange(values: ["volume": .double(0.8)])
+    /// ```
+    public init(values: [String: PropertyListValue?]) {
+        self.values = values
+    }
+}
+
+/// The observers of one store, and the delivery of its changes to them.
+///
+/// A store calls ``publish(_:)`` in commit order, while it still holds its own lock, so that
+/// changes are delivered in the order they were applied. Delivery is asynchronous, on one serial
+/// queue per store: a handler never runs under the store's lock (it may read or write the store),
+/// and a slow handler delays other handlers, never writers.
+///
+/// ```swift
+/// let observers = StoreObservers(label: "MyStore")
+/// observers.publish(StoreChange(values: ["k": .bool(true)]))
+/// ```
+public final class StoreObservers: Sendable {
+    private struct Registry {
+        var nextID = 0
+        var handlers: [(id: Int, handler: @Sendable (StoreChange) -> Void)] = []
+    }
+
+    private let registry = Mutex(Registry())
+    private let delivery: DispatchQueue
+
+    /// Creates an empty set of observers; `label` names the delivery queue in debuggers.
+    ///
+    /// ```swift
+    /// let observers = StoreObservers(label: "MemoryStore")
+    /// ```
+    public init(label: String) {
+        delivery = DispatchQueue(label: "prefs.observers.\(label)")
+    }
+
+    /// The number of live observations (a test for leaks: it returns to zero).
+    ///
+    /// ```swift
+    /// observers.count  // 0
+    /// ```
+    public var count: Int {
+        registry.withLock { $0.handlers.count }
+    }
+
+    /// Adds a handler; it is called for every change published until the observation ends.
+    ///
+    /// ```swift
+    /// let observation = observers.add { change in print(change) }
+    /// ```
+    public func add(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        let id = registry.withLock { registry in
+            registry.nextID += 1
+            registry.handlers.append((registry.nextID, handler))
+            return registry.nextID
+        }
+        return StoreObservation { [weak self] in
+            self?.registry.withLock { $0.handlers.removeAll { $0.id == id } }
+        }
+    }
+
+    /// Queues a change for delivery to every handler; returns at once.
+    ///
+    /// ```swift
+    /// observers.publish(StoreChange(values: ["volume": .double(0.8)]))
+    /// ```
+    public func publish(_ change: StoreChange) {
+        guard !change.values.isEmpty else { return }
+        delivery.async { [self] in
+            let handlers = registry.withLock { $0.handlers.map(\.handler) }
+            for handler in handlers { handler(change) }
+        }
+    }
+
+    /// Waits until every change published so far has been delivered.
+    ///
+    /// ```swift
+    /// observers.waitForDelivery()
+    /// ```
+    public func waitForDelivery() {
+        delivery.sync {}
+    }
+}
+
+/// A live observation; it ends when cancelled or released.
+///
+/// ```swift
+/// let observation = store.observe { change in print(change) }
+/// observation.cancel()
+/// ```
+public final class StoreObservation: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+    /// Creates an observation that runs `onCancel` once, when cancelled or released.
+    ///
+    /// ```swift
+    /// let observation = StoreObservation { print("ended") }
+    /// ```
+    public init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Mutex(onCancel)
+    }
+
+    /// Ends the observation; later changes are not delivered.
+    ///
+    /// Calling it again does nothing.
+    ///
+    /// ```swift
+    /// observation.cancel()
+    /// ```
+    public func cancel() {
+        let action = onCancel.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    deinit {
+        cancel()
+    }
+}

@@ -1,0 +1,96 @@
+/// Atomic read-modify-write of any number of keys.
+extension Preferences {
+    /// The view of the preferences inside ``Preferences/update(_:)``: reads see the update's own
+    /// writes, and every write is applied together when the closure returns.
+    ///
+    /// ```swift
+    /// try prefs.update { p in
+    ///     p[.launchCount] += 1
+    ///     p[.lastLaunch] = .now
+    /// }
+    /// ```
+    public struct Update {
+        fileprivate var transaction: StoreTransaction
+        fileprivate let preferences: Preferences
+        fileprivate var firstError: PreferenceError?
+
+        /// The value for `key` as the update sees it; assigning stages a write (`nil` removes).
+        ///
+        /// ```swift
+        /// p[.volume] = min(p[.volume] + 0.1, 1)
+        /// ```
+        public subscript<Value>(key: Key<Value>) -> Value {
+            get {
+                preferences.decode(transaction[key.name], for: key)
+            }
+            set {
+                do {
+                    transaction[key.name] = try preferences.encode(newValue, for: key)
+                } catch let error as PreferenceError {
+                    if firstError == nil { firstError = error }
+                } catch {
+                    preconditionFailure("encode throws only PreferenceError")
+                }
+            }
+        }
+
+        /// Stages removing the stored values of one or several keys.
+        ///
+        /// ```swift
+        /// p.reset(.volume)
+        /// ```
+        public mutating func reset(_ keys: Keys...) {
+            for key in keys { transaction[key.name] = nil }
+        }
+
+        /// Whether a value is stored for `key`, as the update sees it.
+        ///
+        /// ```swift
+        /// if !p.hasValue(for: .firstLaunch) { p[.firstLaunch] = .now }
+        /// ```
+        public func hasValue(for key: Keys) -> Bool {
+            transaction[key.name] != nil
+        }
+    }
+
+    /// Runs `body` as one atomic read-modify-write.
+    ///
+    /// No other writer's change to the store lands between its reads and its writes (across processes where the store is shared), and
+    /// observers see its result once. If `body` throws, or a value it assigns cannot be encoded,
+    /// nothing is applied and the error is thrown.
+    ///
+    /// ```swift
+    /// try prefs.update { p in p[.launchCount] += 1 }
+    /// ```
+    ///
+    /// The closure runs while the store is locked: read and write through `p` only, not through
+    /// another handle on the same store.
+    @discardableResult
+    public func update<Result>(_ body: (inout Update) throws -> Result) throws -> Result {
+        do {
+            return try store.transaction { transaction in
+                var update = Update(transaction: transaction, preferences: self)
+                let result: Result
+                do {
+                    result = try body(&update)
+                } catch {
+                    throw ThrownByBody(error: error)
+                }
+                if let error = update.firstError { throw error }
+                transaction = update.transaction
+                return result
+            }
+        } catch let thrown as ThrownByBody {
+            throw thrown.error
+        } catch let error as PreferenceError {
+            throw error
+        } catch {
+            throw PreferenceError(key: "(update)", store: store.description, reason: .store(error))
+        }
+    }
+}
+
+/// Tells the caller's own error apart from the store's, so it is rethrown unchanged.
+private struct ThrownByBody: Error {
+    let error: any Error
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// Typed access to a store of preferences: the handle every feature goes through.
+///
+/// ```swift
+/// extension Preferences.Keys {
+///     static let volume = Key<Double>("volume", default: 0.5)
+/// }
+/// let prefs = Preferences.standard
+/// prefs[.volume] = 0.8
+/// prefs.reset(.volume)          // back to 0.5
+/// prefs.hasValue(for: .volume)  // false
+/// ```
+///
+/// Reads never throw or crash: a missing value gives the key's default, and a stored value of
+/// another type (or one that cannot be decoded) gives the default too and is reported to
+/// ``diagnostics``. Writes that can fail throw from ``set(_:for:)`` and ``update(_:)``; the
+/// subscript setter reports a failure to ``diagnostics`` and leaves the stored value as it was.
+public struct Preferences: Sendable {
+    /// The store values are read from and written to.
+    public let store: any PreferenceStore
+    /// Where read fallbacks and failed non-throwing writes are reported.
+    public let diagnostics: PreferenceDiagnostics
+
+    /// Creates a handle on `store`.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: MemoryStore())
+    /// ```
+    public init(store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError) {
+        self.store = store
+        self.diagnostics = diagnostics
+    }
+
+    /// The program's own preferences: `UserDefaults.standard` through ``UserDefaultsStore``.
+    ///
+    /// ```swift
+    /// Preferences.standard[.volume] = 0.8
+    /// ```
+    public static let standard = Preferences(store: UserDefaultsStore.standard)
+
+    /// The value stored for `key`, or its default; assigning stores it (`nil` removes it).
+    ///
+    /// ```swift
+    /// prefs[.volume] = 0.8
+    /// let volume = prefs[.volume]
+    /// ```
+    public subscript<Value>(key: Key<Value>) -> Value {
+        get {
+            decode(store.value(forKey: key.name), for: key)
+        }
+        nonmutating set {
+            do {
+                try set(newValue, for: key)
+            } catch {
+                report(error, key: key.name)
+            }
+        }
+    }
+
+    /// Stores `value` for `key` (`nil` removes it), throwing when it cannot be encoded or the
+    /// store cannot write; the stored value is then as it was.
+    ///
+    /// ```swift
+    /// try prefs.set(0.8, for: .volume)
+    /// ```
+    public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        let encoded = try encode(value, for: key)
+        do {
+            try store.setValue(encoded, forKey: key.name)
+        } catch let error as PreferenceError {
+            throw error
+        } catch {
+            throw PreferenceError(key: key.name, store: store.description, reason: .store(error))
+        }
+    }
+
+    /// Removes the stored values of one or several keys, so their defaults show through.
+    ///
+    /// ```swift
+    /// prefs.reset(.volume)
+    /// prefs.reset(.volume, .username)
+    /// ```
+    public func reset(_ keys: Keys...) {
+        remove(keys.map(\.name))
+    }
+
+    /// Removes every value in the store.
+    ///
+    /// ```swift
+    /// prefs.removeAll()
+    /// ```
+    public func removeAll() {
+        remove(nil)
+    }
+
+    /// Whether a value is stored for `key` (whether or not it fits the key's type).
+    ///
+    /// ```swift
+    /// prefs.hasValue(for: .volume)  // false until something is stored
+    /// ```
+    public func hasValue(for key: Keys) -> Bool {
+        store.value(forKey: key.name) != nil
+    }
+
+    /// The names of every stored key, sorted.
+    ///
+    /// ```swift
+    /// prefs.storedKeys  // ["username", "volume"]
+    /// ```
+    public var storedKeys: [String] {
+        store.keys().sorted()
+    }
+
+    /// Every stored key and its value, at one moment.
+    ///
+    /// ```swift
+    /// prefs.dictionaryRepresentation()["volume"]  // .double(0.8)
+    /// ```
+    public func dictionaryRepresentation() -> [String: PropertyListValue] {
+        store.snapshot()
+    }
+
+    // MARK: - Coding, shared with `update`
+
+    func decode<Value>(_ stored: PropertyListValue?, for key: Key<Value>) -> Value {
+        guard let stored else { return key.defaultValue }
+        do {
+            return try Value.deserialize(stored)
+        } catch {
+            let cause = error as? ValueCodingError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
+            diagnostics.report(
+                PreferenceIssue(key: key.name, store: store.description, kind: .readFellBackToDefault(cause)))
+            return key.defaultValue
+        }
+    }
+
+    func encode<Value>(_ value: Value, for key: Key<Value>) throws -> PropertyListValue? {
+        do {
+            return try Value.serialize(value)
+        } catch let error as ValueCodingError {
+            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))
+        } catch {
+            let cause = ValueCodingError.notRepresentable(type: "\(Value.self)", reason: "\(error)")
+            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(cause))
+        }
+    }
+
+    func report(_ error: any Error, key: String) {
+        let failure =
+            error as? PreferenceError
+            ?? PreferenceError(key: key, store: store.description, reason: .store(error))
+        diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
+    }
+
+    /// Removes the named keys, or every key when `names` is nil, in one transaction.
+    private func remove(_ names: [String]?) {
+        do {
+            try store.transaction { transaction in
+                for name in names ?? transaction.keys { transaction[name] = nil }
+            }
+        } catch {
+            report(error, key: names?.joined(separator: ", ") ?? "*")
+        }
+    }
+}

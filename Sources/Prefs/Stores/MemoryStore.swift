@@ -1,0 +1,72 @@
+import Synchronization
+
+/// A store that keeps values in memory only: for tests, previews and values that should not
+/// outlive the process.
+///
+/// ```swift
+/// let prefs = Preferences(store: MemoryStore())
+/// prefs[.volume] = 0.8
+/// ```
+public final class MemoryStore: PreferenceStore {
+    private let values: Mutex<[String: PropertyListValue]>
+    private let observers = StoreObservers(label: "MemoryStore")
+
+    /// Creates a store holding `initialValues`.
+    ///
+    /// ```swift
+    /// let store = MemoryStore(["volume": .double(0.5)])
+    /// ```
+    public init(_ initialValues: [String: PropertyListValue] = [:]) {
+        values = Mutex(initialValues)
+    }
+
+    /// `MemoryStore`.
+    public var description: String { "MemoryStore" }
+
+    /// The number of live observations of this store.
+    public var observerCount: Int { observers.count }
+
+    /// The stored value, or `nil`.
+    public func value(forKey key: String) -> PropertyListValue? {
+        values.withLock { $0[key] }
+    }
+
+    /// Stores or removes one value.
+    public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
+        values.withLock { values in
+            values[key] = value
+            observers.publish(StoreChange(values: [key: value]))
+        }
+    }
+
+    /// Every stored key and value.
+    public func snapshot() -> [String: PropertyListValue] {
+        values.withLock { $0 }
+    }
+
+    /// Runs `body` under the store's lock and applies its writes together.
+    public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        try values.withLock { values in
+            let current = values
+            var transaction = StoreTransaction(read: { current[$0] }, keys: { Array(current.keys) })
+            let result = try body(&transaction)
+            for (key, value) in transaction.writes { values[key] = value }
+            observers.publish(StoreChange(values: transaction.writes))
+            return Unchecked(result)
+        }.value
+    }
+
+    /// Calls `handler` with every change until the observation ends.
+    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        observers.add(handler)
+    }
+}
+
+/// Carries a caller's non-`Sendable` result out of `Mutex.withLock`.
+///
+/// `Mutex.withLock` requires a `sending` result. Sound here: the value is created by the caller's own closure on the caller's thread
+/// and handed straight back to that caller.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,136 @@
+/// The one protocol a store implements: read, write and list values, run a transaction, and
+/// publish changes.
+///
+/// Stores speak ``PropertyListValue`` only; typing and defaults live in ``Preferences``.
+///
+/// ```swift
+/// let store: any PreferenceStore = MemoryStore()
+/// try store.setValue(.integer(3), forKey: "count")
+/// store.value(forKey: "count")  // .integer(3)
+/// ```
+///
+/// Rules an implementation keeps:
+/// - `value(forKey:)` never throws and never blocks for long: a store that cannot read answers
+///   from what it last knew.
+/// - A write either happens completely or throws and leaves the stored value as it was.
+/// - `transaction` is atomic: no other writer's change lands between its reads and its writes,
+///   and a body that throws changes nothing.
+/// - Every applied change is published once to ``observe(_:)`` handlers, in commit order, never
+///   while a lock is held that a handler's own read or write would need (``StoreObservers`` does
+///   this for you).
+/// - The store is safe to use from any thread.
+public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
+    /// The stored value, or `nil` when nothing is stored under `key`.
+    ///
+    /// ```swift
+    /// store.value(forKey: "volume")  // .double(0.5)
+    /// ```
+    func value(forKey key: String) -> PropertyListValue?
+
+    /// Stores `value` under `key`, or removes the key when `value` is `nil`.
+    ///
+    /// ```swift
+    /// try store.setValue(.string("Zhuo"), forKey: "name")
+    /// try store.setValue(nil, forKey: "name")  // removed
+    /// ```
+    func setValue(_ value: PropertyListValue?, forKey key: String) throws
+
+    /// Every stored key and its value, at one moment.
+    ///
+    /// ```swift
+    /// store.snapshot()  // ["name": .string("Zhuo")]
+    /// ```
+    func snapshot() -> [String: PropertyListValue]
+
+    /// Every stored key, in no particular order.
+    ///
+    /// ```swift
+    /// store.keys()  // ["name"]
+    /// ```
+    func keys() -> [String]
+
+    /// Runs `body` as one atomic read-modify-write; its writes are applied together when it returns.
+    ///
+    /// ```swift
+    /// try store.transaction { t in
+    ///     let count = t["count"].flatMap { try? Int.deserialize($0) } ?? 0
+    ///     t["count"] = .integer(Int64(count + 1))
+    /// }
+    /// ```
+    func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result
+
+    /// Calls `handler` with every change applied to the store, until the returned observation is
+    /// cancelled or released.
+    ///
+    /// ```swift
+    /// let observation = store.observe { change in print(change.values.keys) }
+    /// ```
+    func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
+}
+
+extension PreferenceStore {
+    /// Writes one value through a transaction; stores override it when they have a faster path.
+    public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
+        try transaction { $0[key] = value }
+    }
+
+    /// The keys of a snapshot; stores override it when they can list keys more cheaply.
+    public func keys() -> [String] {
+        Array(snapshot().keys)
+    }
+}
+
+/// The working state of a ``PreferenceStore/transaction(_:)``: reads see the transaction's own
+/// writes first, then the store.
+///
+/// ```swift
+/// try store.transaction { t in
+///     t["launches"] = .integer(1)
+///     t["launches"]  // .integer(1), though not yet applied
+/// }
+/// ```
+public struct StoreTransaction {
+    private let readStored: (String) -> PropertyListValue?
+    private let listStoredKeys: () -> [String]
+
+    /// The writes made so far, key to new value (`nil`: removed), applied when the body returns.
+    public private(set) var writes: [String: PropertyListValue?] = [:]
+
+    /// Creates a transaction over a store's state as its implementation reads it under its lock.
+    ///
+    /// ```swift
+    /// var t = StoreTransaction(read: { current[$0] }, keys: { Array(current.keys) })
+    /// ```
+    public init(read: @escaping (String) -> PropertyListValue?, keys: @escaping () -> [String]) {
+        self.readStored = read
+        self.listStoredKeys = keys
+    }
+
+    /// The value under `key` as the transaction sees it; assigning `nil` removes the key.
+    ///
+    /// ```swift
+    /// t["name"] = .string("Zhuo")
+    /// ```
+    public subscript(key: String) -> PropertyListValue? {
+        get {
+            if let written = writes[key] { return written }
+            return readStored(key)
+        }
+        set {
+            writes[key] = .some(newValue)
+        }
+    }
+
+    /// Every key the transaction sees as stored: the store's keys with this transaction's writes.
+    ///
+    /// ```swift
+    /// for key in t.keys { t[key] = nil }  // remove everything
+    /// ```
+    public var keys: [String] {
+        var result = Set(listStoredKeys())
+        for (key, value) in writes {
+            if value == nil { result.remove(key) } else { result.insert(key) }
+        }
+        return Array(result)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+
+/// A store backed by Foundation's `UserDefaults`: plist-typed values are stored as plain plist
+/// values, so programs that use `UserDefaults` directly read them, and the other way round.
+///
+/// ```swift
+/// let prefs = Preferences(store: UserDefaultsStore(suiteName: "group.example"))
+/// prefs[.volume] = 0.8  // `UserDefaults(suiteName: "group.example")?.double(forKey: "volume")` is 0.8
+/// ```
+///
+/// On Linux every write is made durable before it returns (Foundation there writes only on
+/// `synchronize()`), so it lasts past the process's exit. Two limits of Foundation on Linux
+/// remain. Its XML plist keeps dates to whole seconds, and it reloads that file at moments of its
+/// own choosing; so that a date reads back the same at every moment, this store drops the
+/// fractional seconds of every date it writes on Linux. And processes that share a suite can
+/// overwrite each other's writes. Where either matters, use another store.
+public final class UserDefaultsStore: PreferenceStore {
+    /// The `UserDefaults` this store reads and writes.
+    public nonisolated(unsafe) let defaults: UserDefaults
+    /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists every visible key.
+    public let domainName: String?
+
+    // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
+    private let writeLock = Mutex(())
+    private let observers: StoreObservers
+
+    /// The store for `UserDefaults.standard` and the program's own domain.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: UserDefaultsStore.standard)
+    /// ```
+    public static let standard = UserDefaultsStore(
+        UserDefaults.standard,
+        domainName: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
+
+    /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux);
+    /// `nil` for the standard defaults.
+    ///
+    /// ```swift
+    /// let store = UserDefaultsStore(suiteName: "group.example")
+    /// ```
+    public convenience init(suiteName: String?) {
+        guard let suiteName, let defaults = UserDefaults(suiteName: suiteName) else {
+            self.init(UserDefaults.standard, domainName: UserDefaultsStore.standard.domainName)
+            return
+        }
+        self.init(defaults, domainName: suiteName)
+    }
+
+    /// A store over a given `UserDefaults`; `domainName` is the persistent domain its keys are
+    /// listed from (when `nil`, every key the object sees is listed, registered defaults too).
+    ///
+    /// ```swift
+    /// let store = UserDefaultsStore(UserDefaults(suiteName: "tests")!, domainName: "tests")
+    /// ```
+    public init(_ defaults: UserDefaults, domainName: String? = nil) {
+        self.defaults = defaults
+        self.domainName = domainName
+        self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
+    }
+
+    /// `UserDefaults(suite: NAME)`.
+    public var description: String { "UserDefaults(suite: \(domainName ?? "custom"))" }
+
+    /// The value `UserDefaults` returns for `key`, or `nil` when there is none or it is not a
+    /// property-list value.
+    public func value(forKey key: String) -> PropertyListValue? {
+        defaults.object(forKey: key).flatMap(PropertyListValue.init(foundationObject:))
+    }
+
+    /// Stores or removes one value, durably on Linux.
+    public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
+        try transaction { $0[key] = value }
+    }
+
+    /// Every key of the persistent domain (or every visible key) and its value.
+    public func snapshot() -> [String: PropertyListValue] {
+        let objects: [String: Any]
+        if let domainName {
+            objects = defaults.persistentDomain(forName: domainName) ?? [:]
+        } else {
+            objects = defaults.dictionaryRepresentation()
+        }
+        return objects.compactMapValues(PropertyListValue.init(foundationObject:))
+    }
+
+    /// Runs `body` while no other write of this process can happen, then applies its writes; on
+    /// Linux they are synchronized to disk, and restored when that fails.
+    ///
+    /// Atomic within the process only: another process writing the same suite can interleave.
+    public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        try writeLock.withLock { _ in
+            var transaction = StoreTransaction(
+                read: { [self] in value(forKey: $0) }, keys: { [self] in Array(snapshot().keys) })
+            let result = try body(&transaction)
+            let applied = try apply(transaction.writes)
+            observers.publish(StoreChange(values: applied))
+            return Unchecked(result)
+        }.value
+    }
+
+    /// Calls `handler` with every change made through a `UserDefaultsStore` over the same
+    /// `UserDefaults` object until the observation ends.
+    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        observers.add(handler)
+    }
+
+    /// Writes the values and returns them as stored.
+    private func apply(_ writes: [String: PropertyListValue?]) throws -> [String: PropertyListValue?] {
+        guard !writes.isEmpty else { return writes }
+        #if canImport(Darwin)
+            write(writes.mapValues { $0?.foundationObject })
+        #else
+            let writes = writes.mapValues { $0.map(Self.wholeSeconds) }
+            // Foundation on Linux keeps writes in memory until `synchronize()`; when that fails,
+            // put the old values back so memory and disk agree and nothing half-written remains.
+            let previous = Dictionary(
+                uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0)) })
+            write(writes.mapValues { $0?.foundationObject })
+            if !defaults.synchronize() {
+                write(previous)
+                throw PreferenceError(
+                    key: writes.keys.sorted().joined(separator: ", "), store: description,
+                    reason: .store(UserDefaultsWriteError(domain: domainName)))
+            }
+        #endif
+        return writes
+    }
+
+    /// The value with every date cut to whole seconds, as Foundation's XML plist keeps it on Linux.
+    static func wholeSeconds(_ value: PropertyListValue) -> PropertyListValue {
+        switch value {
+        case .date(let date): .date(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+        case .array(let elements): .array(elements.map(wholeSeconds))
+        case .dictionary(let entries): .dictionary(entries.mapValues(wholeSeconds))
+        default: value
+        }
+    }
+
+    private func write(_ objects: [String: Any?]) {
+        for (key, object) in objects {
+            if let object { defaults.set(object, forKey: key) } else { defaults.removeObject(forKey: key) }
+        }
+    }
+}
+
+/// Foundation could not write a `UserDefaults` domain to disk (it gives no further reason).
+///
+/// ```swift
+/// UserDefaultsWriteError(domain: "group.example").description
+/// ```
+public struct UserDefaultsWriteError: Error, CustomStringConvertible {
+    /// The domain that could not be written.
+    public let domain: String?
+    /// A one-line explanation.
+    public var description: String {
+        "Foundation could not write the domain \(domain ?? "(standard)") to disk (synchronize() failed)"
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// A type that can be stored as a preference: it knows how to become a ``PropertyListValue``
+/// and how to come back from one.
+///
+/// The standard types (`Bool`, the integers, `Float`, `Double`, `String`, `Date`, `Data`, `URL`,
+/// `UUID`, arrays, string-keyed dictionaries and optionals of these) conform already.
+/// `RawRepresentable` and `Codable` types conform by declaring it; the implementation comes from
+/// the library. Any other type bridges itself by implementing the two functions:
+///
+/// ```swift
+/// struct RGB: PreferenceValue {
+///     var red, green, blue: UInt8
+///     static func serialize(_ value: RGB) throws -> PropertyListValue? {
+///         .data(Data([value.red, value.green, value.blue]))
+///     }
+///     static func deserialize(_ stored: PropertyListValue) throws -> RGB {
+///         guard case .data(let bytes) = stored, bytes.count == 3 else {
+///             throw ValueCodingError.typeMismatch(expected: "RGB", found: stored)
+///         }
+///         return RGB(red: bytes[bytes.startIndex], green: bytes[bytes.startIndex + 1],
+///                    blue: bytes[bytes.startIndex + 2])
+///     }
+/// }
+/// ```
+///
+/// Rules for an implementation:
+/// - `deserialize(serialize(v))` gives back a value equal to `v`.
+/// - Both functions are pure: no side effects, safe from any thread.
+/// - A value that cannot be represented throws ``ValueCodingError`` instead of trapping.
+public protocol PreferenceValue: Sendable {
+    /// Turns a value into its stored form; `nil` means "nothing stored" (an optional's `nil`).
+    ///
+    /// ```swift
+    /// try Int.serialize(3)  // .integer(3)
+    /// ```
+    static func serialize(_ value: Self) throws -> PropertyListValue?
+
+    /// Rebuilds a value from its stored form, throwing when the stored value does not fit.
+    ///
+    /// ```swift
+    /// try Int.deserialize(.integer(3))  // 3
+    /// ```
+    static func deserialize(_ stored: PropertyListValue) throws -> Self
+}
+
+/// Why a value could not be turned into, or rebuilt from, its stored form.
+///
+/// ```swift
+/// do { _ = try Int.deserialize(.string("x")) } catch let error as ValueCodingError { print(error) }
+/// // expected Int, found string "x"
+/// ```
+public enum ValueCodingError: Error, Hashable, CustomStringConvertible {
+    /// The stored value has another type than the one asked for.
+    case typeMismatch(expected: String, found: PropertyListValue)
+    /// The value cannot be represented (out of range, not a valid raw value, not encodable…).
+    case notRepresentable(type: String, reason: String)
+
+    /// A one-line explanation.
+    ///
+    /// ```swift
+    /// ValueCodingError.notRepresentable(type: "UInt64", reason: "too large").description
+    /// ```
+    public var description: String {
+        switch self {
+        case .typeMismatch(let expected, let found):
+            "expected \(expected), found \(found)"
+        case .notRepresentable(let type, let reason):
+            "\(type) cannot be stored: \(reason)"
+        }
+    }
+}
+
+extension PreferenceValue {
+    /// Serializes a value that must produce something (an element of an array or dictionary).
+    static func serializeRequired(_ value: Self, context: String) throws -> PropertyListValue {
+        guard let stored = try serialize(value) else {
+            throw ValueCodingError.notRepresentable(
+                type: "\(Self.self)", reason: "nil cannot be stored \(context)")
+        }
+        return stored
+    }
+
+    static func mismatch(_ found: PropertyListValue) -> ValueCodingError {
+        .typeMismatch(expected: "\(Self.self)", found: found)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+extension PropertyListValue {
+    /// Converts a Foundation property-list object (as `UserDefaults` or `PropertyListSerialization`
+    /// return them) into a value; `nil` when the object is not a property-list type.
+    ///
+    /// ```swift
+    /// PropertyListValue(foundationObject: ["a": 1] as [String: Any])  // .dictionary(["a": .integer(1)])
+    /// ```
+    public init?(foundationObject object: Any) {
+        // Native Swift values first: an `NSNumber` holding 1 also casts to `Bool`, a native `Int` does not.
+        switch object {
+        case let value as String: self = .string(value)
+        case let value as Date: self = .date(value)
+        case let value as Data: self = .data(value)
+        case let value as [Any]:
+            var elements: [PropertyListValue] = []
+            elements.reserveCapacity(value.count)
+            for element in value {
+                guard let converted = PropertyListValue(foundationObject: element) else { return nil }
+                elements.append(converted)
+            }
+            self = .array(elements)
+        case let value as [String: Any]:
+            var entries: [String: PropertyListValue] = [:]
+            entries.reserveCapacity(value.count)
+            for (key, element) in value {
+                guard let converted = PropertyListValue(foundationObject: element) else { return nil }
+                entries[key] = converted
+            }
+            self = .dictionary(entries)
+        default:
+            guard let number = PropertyListValue(number: object) else { return nil }
+            self = number
+        }
+    }
+
+    private init?(number object: Any) {
+        if type(of: object) == Bool.self, let value = object as? Bool {
+            self = .bool(value)
+            return
+        }
+        guard let number = object as? NSNumber else { return nil }
+        if Self.isBoolean(number) {
+            self = .bool(number.boolValue)
+            return
+        }
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "f"), UInt8(ascii: "d"):
+            self = .double(number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+            // Unsigned values above Int64.max have no property-list integer form.
+            guard let value = Int64(exactly: number.uint64Value) else { return nil }
+            self = .integer(value)
+        default:
+            self = .integer(number.int64Value)
+        }
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        #if canImport(Darwin)
+            return CFGetTypeID(number) == CFBooleanGetTypeID()
+        #else
+            // swift-corelibs-foundation reports booleans with the `char` type code.
+            let code = UInt8(bitPattern: number.objCType.pointee)
+            return code == UInt8(ascii: "c") || code == UInt8(ascii: "B")
+        #endif
+    }
+
+    /// The value as a Foundation property-list object, ready for `UserDefaults` or
+    /// `PropertyListSerialization`.
+    ///
+    /// ```swift
+    /// UserDefaults.standard.set(PropertyListValue.integer(3).foundationObject, forKey: "count")
+    /// ```
+    public var foundationObject: Any {
+        switch self {
+        case .bool(let value): value
+        // `Int` where it fits (every 64-bit platform), so plain readers get the type they expect.
+        case .integer(let value): Int(exactly: value).map { $0 as Any } ?? value
+        case .double(let value): value
+        case .string(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .array(let value): value.map(\.foundationObject)
+        case .dictionary(let value): value.mapValues(\.foundationObject)
+        }
+    }
+}

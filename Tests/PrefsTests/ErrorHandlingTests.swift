@@ -1,0 +1,121 @@
+import Foundation
+import Prefs
+import Testing
+
+@Suite struct ErrorHandlingTests {
+    @Test(arguments: StoreKind.allCases)
+    func typeMismatchGivesTheDefaultAndIsReported(store: StoreKind) throws {
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(store.makeStore())
+        try prefs.store.setValue(.string("loud"), forKey: "volume")
+
+        #expect(prefs[.volume] == 0.5)
+        let issue = try #require(issues.issues.first)
+        #expect(issue.key == "volume")
+        guard case .readFellBackToDefault(.typeMismatch(let expected, let found)) = issue.kind else {
+            Issue.record("unexpected kind \(issue.kind)")
+            return
+        }
+        #expect(expected == "Double")
+        #expect(found == .string("loud"))
+        #expect(issue.description.contains("\"volume\""))
+        // The stored value is left alone: a read never writes.
+        #expect(prefs.store.value(forKey: "volume") == .string("loud"))
+    }
+
+    @Test(arguments: [
+        PropertyListValue.string("purple"),  // not a case
+        .bool(true),  // not a string, number or dictionary at all
+        .dictionary(["name": .string("x")]),  // Codable with missing fields
+        .array([.integer(1), .string("x")]),  // an element of another type
+        .integer(300),  // out of range for Int8
+        .double(1.5),  // not a whole number for Int
+    ])
+    func undecodableValuesGiveTheDefault(stored: PropertyListValue) throws {
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(MemoryStore(["k": stored]))
+        #expect(prefs[Preferences.Key<Theme>("k", default: .system)] == .system)
+        #expect(prefs[Preferences.Key<Profile>("k", default: .guest)] == .guest)
+        #expect(prefs[Preferences.Key<[Int]>("k", default: [7])] == [7])
+        #expect(prefs[Preferences.Key<Int8>("k", default: 7)] == 7)
+        #expect(prefs[Preferences.Key<Int>("k", default: 7)] == (stored == .integer(300) ? 300 : 7))
+        #expect(issues.issues.count >= 4)
+        #expect(issues.issues.allSatisfy { $0.key == "k" })
+    }
+
+    @Test func integersAndRealsConvertOnlyWhenExact() {
+        let prefs = IssueRecorder().preferences(MemoryStore(["whole": .double(4), "count": .integer(3)]))
+        #expect(prefs[Preferences.Key<Int>("whole", default: 0)] == 4)
+        #expect(prefs[Preferences.Key<Double>("count", default: 0)] == 3)
+        #expect(prefs[Preferences.Key<Bool>("count", default: false)] == false, "an integer is not a Boolean")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func unsupportedValuesThrowAndWriteNothing(store: StoreKind) throws {
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(store.makeStore())
+        let counter = Preferences.Key<UInt64>("counter", default: 0)
+        try prefs.set(42, for: counter)
+
+        #expect {
+            try prefs.set(UInt64.max, for: counter)
+        } throws: { error in
+            guard let error = error as? PreferenceError, case .encoding = error.reason else { return false }
+            return error.key == "counter"
+                && error.description.contains("beyond the property-list integer range")
+        }
+        #expect(prefs[counter] == 42)
+
+        let holes = Preferences.Key<[Int?]>("holes", default: [])
+        #expect(throws: PreferenceError.self) { try prefs.set([1, nil], for: holes) }
+        #expect(!prefs.hasValue(for: holes))
+
+        // The subscript setter cannot throw: it reports, and the stored value stays.
+        prefs[counter] = UInt64.max
+        #expect(prefs[counter] == 42)
+        let issue = try #require(issues.issues.last)
+        guard case .writeFailed(let error) = issue.kind else {
+            Issue.record("expected a write failure, got \(issue.kind)")
+            return
+        }
+        #expect(error.key == "counter")
+    }
+
+    @Test func failingStoreWritesThrowWithContextAndKeepTheOldValue() throws {
+        let issues = IssueRecorder()
+        let store = FailingStore(["volume": .double(0.3)])
+        let prefs = issues.preferences(store)
+
+        #expect {
+            try prefs.set(0.9, for: .volume)
+        } throws: { error in
+            guard let error = error as? PreferenceError, case .store(let cause) = error.reason else {
+                return false
+            }
+            return error.key == "volume" && error.store == "FailingStore" && cause is FailingStore.DiskFull
+        }
+        #expect(prefs[.volume] == 0.3)
+
+        prefs[.volume] = 0.9
+        #expect(prefs[.volume] == 0.3)
+        prefs.reset(.volume)
+        prefs.removeAll()
+        #expect(prefs[.volume] == 0.3)
+        #expect(issues.issues.count == 3)
+        #expect(issues.issues.allSatisfy { if case .writeFailed = $0.kind { true } else { false } })
+        #expect(issues.issues[0].description.contains("no space left on device"))
+    }
+
+    @Test func oncePerKeyPassesEachKeyAndKindOnce() {
+        let issues = IssueRecorder()
+        let prefs = Preferences(
+            store: MemoryStore(["volume": .string("x"), "theme": .integer(1)]),
+            diagnostics: .oncePerKey(issues.diagnostics.report))
+        for _ in 0..<3 {
+            #expect(prefs[.volume] == 0.5)
+            #expect(prefs[.theme] == .system)
+        }
+        prefs[Preferences.Key<UInt64>("volume", default: 0)] = .max
+        #expect(issues.issues.map(\.key) == ["volume", "theme", "volume"])
+    }
+}

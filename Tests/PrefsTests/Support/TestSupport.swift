@@ -1,0 +1,130 @@
+import Foundation
+import Prefs
+import Synchronization
+import Testing
+
+/// The stores every value must round-trip through, each made fresh for one test.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case memory
+    case userDefaults
+
+    var testDescription: String { rawValue }
+
+    func makeStore() -> any PreferenceStore {
+        switch self {
+        case .memory: MemoryStore()
+        case .userDefaults: TestDefaults.makeStore()
+        }
+    }
+}
+
+/// Fresh `UserDefaults` suites, kept out of the user's real configuration folder.
+enum TestDefaults {
+    /// A folder for this test process's Foundation plists, set before Foundation first reads it.
+    static let configHome: URL = {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("prefs-tests-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        setenv("XDG_CONFIG_HOME", folder.path, 1)
+        return folder
+    }()
+
+    static func uniqueSuiteName() -> String {
+        _ = configHome
+        return "prefs.tests.\(UUID().uuidString)"
+    }
+
+    static func makeStore() -> UserDefaultsStore {
+        let suite = uniqueSuiteName()
+        return UserDefaultsStore(UserDefaults(suiteName: suite)!, domainName: suite)
+    }
+}
+
+/// Diagnostics that remember what they were told, for one test.
+final class IssueRecorder: Sendable {
+    private let recorded = Mutex<[PreferenceIssue]>([])
+
+    var issues: [PreferenceIssue] { recorded.withLock { $0 } }
+
+    var diagnostics: PreferenceDiagnostics {
+        PreferenceDiagnostics { [self] issue in recorded.withLock { $0.append(issue) } }
+    }
+
+    func preferences(_ store: any PreferenceStore = MemoryStore()) -> Preferences {
+        Preferences(store: store, diagnostics: diagnostics)
+    }
+}
+
+/// A store whose writes fail, to check that failures are reported and change nothing.
+final class FailingStore: PreferenceStore {
+    struct DiskFull: Error, CustomStringConvertible {
+        var description: String { "no space left on device" }
+    }
+
+    let backing: MemoryStore
+    var description: String { "FailingStore" }
+
+    init(_ initial: [String: PropertyListValue] = [:]) {
+        backing = MemoryStore(initial)
+    }
+
+    func value(forKey key: String) -> PropertyListValue? { backing.value(forKey: key) }
+    func snapshot() -> [String: PropertyListValue] { backing.snapshot() }
+    func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        try backing.transaction { transaction in
+            _ = try body(&transaction)
+            throw DiskFull()
+        }
+    }
+    func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        backing.observe(handler)
+    }
+}
+
+/// Runs the PrefsTestHelper executable, built into the same products folder as the tests.
+enum Helper {
+    static var executable: URL {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // Walk up from the test runner (or the .xctest bundle inside it) to the products folder.
+        for _ in 0..<4 {
+            folder.deleteLastPathComponent()
+            let candidate = folder.appendingPathComponent("PrefsTestHelper")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return folder.appendingPathComponent("PrefsTestHelper")
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String], configHome: URL) throws -> Output {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = configHome.path
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("prefs-helper-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+}

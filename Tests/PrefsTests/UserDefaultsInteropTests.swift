@@ -1,0 +1,72 @@
+import Foundation
+import Prefs
+import Testing
+
+@Suite struct UserDefaultsInteropTests {
+    @Test func plainUserDefaultsReadsWhatTheStoreWrote() throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        let prefs = IssueRecorder().preferences(UserDefaultsStore(suiteName: suite))
+        prefs[.volume] = 0.8
+        prefs[.username] = "Zhuo"
+        prefs[.launchCount] = 7
+        prefs[.theme] = .dark
+        prefs[Preferences.Key<Bool>("enabled", default: false)] = true
+        prefs[Preferences.Key<[String: Int]>("sizes", default: [:])] = ["a": 1]
+
+        #expect(plain.double(forKey: "volume") == 0.8)
+        #expect(plain.string(forKey: "username") == "Zhuo")
+        #expect(plain.integer(forKey: "launchCount") == 7)
+        #expect(plain.string(forKey: "theme") == "dark")
+        #expect(plain.bool(forKey: "enabled"))
+        #expect(plain.dictionary(forKey: "sizes") as? [String: Int] == ["a": 1])
+    }
+
+    @Test func theStoreReadsWhatPlainUserDefaultsWrote() throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        plain.set(0.25, forKey: "volume")
+        plain.set("Xiaobing", forKey: "username")
+        plain.set(12, forKey: "launchCount")
+        plain.set(true, forKey: "enabled")
+        plain.set(["a", "b"], forKey: "names")
+        plain.set(Date(timeIntervalSince1970: 1000), forKey: "when")
+
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(UserDefaultsStore(suiteName: suite))
+        #expect(prefs[.volume] == 0.25)
+        #expect(prefs[.username] == "Xiaobing")
+        #expect(prefs[.launchCount] == 12)
+        #expect(prefs[Preferences.Key<Bool>("enabled", default: false)])
+        #expect(prefs[Preferences.Key<[String]>("names", default: [])] == ["a", "b"])
+        #expect(prefs[Preferences.Key<Date?>("when")] == Date(timeIntervalSince1970: 1000))
+        #expect(Set(prefs.storedKeys) == ["volume", "username", "launchCount", "enabled", "names", "when"])
+        #expect(issues.issues.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("string", "hello world"), ("int", "42"), ("double", "0.5"), ("bool", "true"),
+        ("date", "1700000000.0"),
+    ])
+    func aWriteThroughTheStoreOutlivesItsProcess(type: String, value: String) throws {
+        let home = try Helper.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let suite = "prefs.crossprocess"
+
+        let write = try Helper.run(["store-write", suite, "key", type, value], configHome: home)
+        #expect(write.status == 0, "\(write.stderr)")
+        let read = try Helper.run(["plain-read", suite, "key", type], configHome: home)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == value)
+    }
+
+    @Test func aPlainWriteInAnotherProcessReadsBackThroughTheStore() throws {
+        let home = try Helper.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let write = try Helper.run(
+            ["plain-write", "prefs.other", "name", "string", "Zhuo"], configHome: home)
+        #expect(write.status == 0, "\(write.stderr)")
+        let read = try Helper.run(["store-read", "prefs.other", "name", "string"], configHome: home)
+        #expect(read.stdout == "Zhuo")
+    }
+}
