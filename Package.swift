@@ -3,8 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Prefs",
-    // Synchronization.Mutex and the Observation framework set the floor on Apple platforms.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The Observation framework sets the floor on Apple platforms.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Prefs", targets: ["Prefs"])
     ],

@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "TypedKeysConsumer",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     dependencies: [.package(name: "Prefs", path: "../..")],
     targets: [
         .executableTarget(

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Something a read or a non-throwing write could not do, reported instead of crashing or throwing.
 ///
@@ -45,8 +44,7 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
 /// The default, ``standardError``, prints one line on stderr, once per store, key and kind of issue.
 ///
 /// ```swift
-/// let collected = Mutex<[PreferenceIssue]>([])
-/// let diagnostics = PreferenceDiagnostics { issue in collected.withLock { $0.append(issue) } }
+/// let diagnostics = PreferenceDiagnostics { issue in logger.warning("\(issue)") }
 /// ```
 public struct PreferenceDiagnostics: Sendable {
     private let handler: @Sendable (PreferenceIssue) -> Void
@@ -78,7 +76,7 @@ public struct PreferenceDiagnostics: Sendable {
     public static func oncePerKey(_ handler: @escaping @Sendable (PreferenceIssue) -> Void)
         -> PreferenceDiagnostics
     {
-        let reported = Mutex<Set<String>>([])
+        let reported = Locked<Set<String>>([])
         return PreferenceDiagnostics { issue in
             let signature = "\(issue.store)\u{0}\(issue.key)\u{0}\(issue.kindName)"
             if reported.withLock({ $0.insert(signature).inserted }) { handler(issue) }

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A set of changes applied to a store at once: each key's new value, `nil` when it was removed.
 ///
@@ -39,7 +38,7 @@ public final class StoreObservers: Sendable {
         var handlers: [(id: Int, handler: @Sendable (StoreChange) -> Void)] = []
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = Locked(Registry())
     private let delivery: DispatchQueue
 
     /// Creates an empty set of observers; `label` names the delivery queue in debuggers.
@@ -106,7 +105,7 @@ public final class StoreObservers: Sendable {
 /// observation.cancel()
 /// ```
 public final class StoreObservation: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: Locked<(@Sendable () -> Void)?>
 
     /// Creates an observation that runs `onCancel` once, when cancelled or released.
     ///
@@ -114,7 +113,7 @@ public final class StoreObservation: Sendable {
     /// let observation = StoreObservation { print("ended") }
     /// ```
     public init(onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Mutex(onCancel)
+        self.onCancel = Locked(onCancel)
     }
 
     /// Ends the observation; later changes are not delivered.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A store that keeps values in memory only: for tests, previews and values that should not
 /// outlive the process.
 ///
@@ -8,7 +6,7 @@ import Synchronization
 /// prefs[.volume] = 0.8
 /// ```
 public final class MemoryStore: PreferenceStore {
-    private let values: Mutex<[String: PropertyListValue]>
+    private let values: Locked<[String: PropertyListValue]>
     private let observers = StoreObservers(label: "MemoryStore")
 
     /// Creates a store holding `initialValues`.
@@ -17,7 +15,7 @@ public final class MemoryStore: PreferenceStore {
     /// let store = MemoryStore(["volume": .double(0.5)])
     /// ```
     public init(_ initialValues: [String: PropertyListValue] = [:]) {
-        values = Mutex(initialValues)
+        values = Locked(initialValues)
     }
 
     /// `MemoryStore`.
@@ -52,21 +50,12 @@ public final class MemoryStore: PreferenceStore {
             let result = try body(&transaction)
             for (key, value) in transaction.writes { values[key] = value }
             observers.publish(StoreChange(values: transaction.writes))
-            return Unchecked(result)
-        }.value
+            return result
+        }
     }
 
     /// Calls `handler` with every change until the observation ends.
     public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
         observers.add(handler)
     }
-}
-
-/// Carries a caller's non-`Sendable` result out of `Mutex.withLock`.
-///
-/// `Mutex.withLock` requires a `sending` result. Sound here: the value is created by the caller's own closure on the caller's thread
-/// and handed straight back to that caller.
-struct Unchecked<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A store backed by Foundation's `UserDefaults`: plist-typed values are stored as plain plist
 /// values, so programs that use `UserDefaults` directly read them, and the other way round.
@@ -17,12 +16,15 @@ import Synchronization
 /// overwrite each other's writes. Where either matters, use another store.
 public final class UserDefaultsStore: PreferenceStore {
     /// The `UserDefaults` this store reads and writes.
+    ///
+    /// (`nonisolated(unsafe)`: Foundation documents `UserDefaults` as thread-safe, but on Linux
+    /// the class is not marked `Sendable`.)
     public nonisolated(unsafe) let defaults: UserDefaults
     /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists every visible key.
     public let domainName: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
-    private let writeLock = Mutex(())
+    private let writeLock = NSLock()
     private let observers: StoreObservers
 
     /// The store for `UserDefaults.standard` and the program's own domain.
@@ -90,14 +92,14 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock { _ in
+        try writeLock.withLock {
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in Array(snapshot().keys) })
             let result = try body(&transaction)
             let applied = try apply(transaction.writes)
             observers.publish(StoreChange(values: applied))
-            return Unchecked(result)
-        }.value
+            return result
+        }
     }
 
     /// Calls `handler` with every change made through a `UserDefaultsStore` over the same

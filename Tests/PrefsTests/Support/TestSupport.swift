@@ -1,7 +1,7 @@
 import Foundation
-import Prefs
-import Synchronization
 import Testing
+
+@testable import Prefs
 
 /// The stores every value must round-trip through, each made fresh for one test.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -42,7 +42,7 @@ enum TestDefaults {
 
 /// Diagnostics that remember what they were told, for one test.
 final class IssueRecorder: Sendable {
-    private let recorded = Mutex<[PreferenceIssue]>([])
+    private let recorded = Locked<[PreferenceIssue]>([])
 
     var issues: [PreferenceIssue] { recorded.withLock { $0 } }
 
