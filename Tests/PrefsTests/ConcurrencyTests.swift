@@ -9,7 +9,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func concurrentUpdatesLoseNothing(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
-        let perTask = store == .userDefaults ? 250 : 1_000
+        let perTask = 1_000
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {

@@ -35,7 +35,7 @@ public struct StoreChange: Sendable, Equatable {
 public final class StoreObservers: Sendable {
     private struct Registry {
         var nextID = 0
-        var handlers: [(id: Int, handler: @Sendable (StoreChange) -> Void)] = []
+        var handlers: [Int: @Sendable (StoreChange) -> Void] = [:]
     }
 
     private let registry = Locked(Registry())
@@ -67,11 +67,11 @@ public final class StoreObservers: Sendable {
     public func add(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
         let id = registry.withLock { registry in
             registry.nextID += 1
-            registry.handlers.append((registry.nextID, handler))
+            registry.handlers[registry.nextID] = handler
             return registry.nextID
         }
         return StoreObservation { [weak self] in
-            self?.registry.withLock { $0.handlers.removeAll { $0.id == id } }
+            _ = self?.registry.withLock { $0.handlers.removeValue(forKey: id) }
         }
     }
 
@@ -82,9 +82,14 @@ public final class StoreObservers: Sendable {
     /// ```
     public func publish(_ change: StoreChange) {
         guard !change.values.isEmpty else { return }
+        // The handlers registered now get the change (one that registers later does not see what
+        // happened before it); each is skipped if its observation ends before delivery.
+        let recipients = registry.withLock { $0.handlers.keys.sorted() }
+        guard !recipients.isEmpty else { return }
         delivery.async { [self] in
-            let handlers = registry.withLock { $0.handlers.map(\.handler) }
-            for handler in handlers { handler(change) }
+            for id in recipients {
+                registry.withLock { $0.handlers[id] }?(change)
+            }
         }
     }
 

@@ -26,6 +26,9 @@ public final class UserDefaultsStore: PreferenceStore {
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
     private let writeLock = NSLock()
     private let observers: StoreObservers
+    // The domain as last seen, kept once someone observes, to find what a raw write changed.
+    private let knownDomain = Locked<[String: PropertyListValue]?>(nil)
+    private let notificationToken = Locked<(any NSObjectProtocol)?>(nil)
 
     /// The store for `UserDefaults.standard` and the program's own domain.
     ///
@@ -102,19 +105,71 @@ public final class UserDefaultsStore: PreferenceStore {
         }
     }
 
-    /// Calls `handler` with every change made through a `UserDefaultsStore` over the same
-    /// `UserDefaults` object until the observation ends.
+    /// Calls `handler` with every change until the observation ends: every write through this
+    /// store object, and raw `UserDefaults` writes to the domain that Foundation announces with
+    /// `UserDefaults.didChangeNotification` (in this process, on Apple platforms; Foundation on
+    /// Linux announces none).
     public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        observers.add(handler)
+        let observation = observers.add(handler)
+        watchForRawWrites()
+        return observation
+    }
+
+    /// The number of live observations of this store.
+    public var observerCount: Int { observers.count }
+
+    deinit {
+        if let token = notificationToken.withLock({ $0 }) { NotificationCenter.default.removeObserver(token) }
+    }
+
+    /// Starts, once, to compare the domain with what it was whenever Foundation announces a change.
+    private func watchForRawWrites() {
+        guard domainName != nil else { return }
+        let isNew = knownDomain.withLock { known in
+            guard known == nil else { return false }
+            known = snapshot()
+            return true
+        }
+        guard isNew else { return }
+        let token = NotificationCenter.default.addObserver(
+            forName: UserDefaults.didChangeNotification, object: nil, queue: nil
+        ) { [weak self] _ in
+            self?.publishRawWrites()
+        }
+        notificationToken.withLock { $0 = token }
+    }
+
+    private func publishRawWrites() {
+        let current = snapshot()
+        let changed: [String: PropertyListValue?] = knownDomain.withLock { known in
+            guard let previous = known else { return [:] }
+            known = current
+            var changed: [String: PropertyListValue?] = [:]
+            for (key, value) in current where previous[key] != value { changed[key] = .some(value) }
+            for key in previous.keys where current[key] == nil { changed[key] = .some(nil) }
+            return changed
+        }
+        observers.publish(StoreChange(values: changed))
+    }
+
+    /// Records this store's own writes as known before they are made, so that the announcement
+    /// Foundation makes of them is not published a second time as a raw write.
+    private func recordAsKnown(_ objects: [String: PropertyListValue?]) {
+        knownDomain.withLock { known in
+            guard known != nil else { return }
+            for (key, value) in objects { known?[key] = value }
+        }
     }
 
     /// Writes the values and returns them as stored.
     private func apply(_ writes: [String: PropertyListValue?]) throws -> [String: PropertyListValue?] {
         guard !writes.isEmpty else { return writes }
         #if canImport(Darwin)
+            recordAsKnown(writes)
             write(writes.mapValues { $0?.foundationObject })
         #else
             let writes = writes.mapValues { $0.map(Self.wholeSeconds) }
+            recordAsKnown(writes)
             // Foundation on Linux keeps writes in memory until `synchronize()`; when that fails,
             // put the old values back so memory and disk agree and nothing half-written remains.
             let previous = Dictionary(
@@ -122,6 +177,7 @@ public final class UserDefaultsStore: PreferenceStore {
             write(writes.mapValues { $0?.foundationObject })
             if !defaults.synchronize() {
                 write(previous)
+                recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
                 throw PreferenceError(
                     key: writes.keys.sorted().joined(separator: ", "), store: description,
                     reason: .store(UserDefaultsWriteError(domain: domainName)))

@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// Waits until `condition` holds, for at most `seconds`; observers are called asynchronously.
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+func observerCount(_ store: any PreferenceStore) -> Int {
+    switch store {
+    case let store as MemoryStore: store.observerCount
+    case let store as UserDefaultsStore: store.observerCount
+    default: -1
+    }
+}
+
+@Suite struct ObservationTests {
+    @Test(arguments: StoreKind.allCases)
+    func changesOfYieldsTheCurrentValueThenEveryChangeInOrder(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        prefs[.launchCount] = 1
+        var iterator = prefs.changes(of: .launchCount).makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+
+        let writer = Task {
+            for value in 2...20 { prefs[.launchCount] = value }
+            prefs.reset(.launchCount)
+        }
+        var seen: [Int] = []
+        while seen.last != 0, let value = await iterator.next() { seen.append(value) }
+        await writer.value
+        #expect(seen == Array(2...20) + [0], "every change, in order, then the default after reset")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cancellingTheConsumerRemovesTheObserver(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        #expect(observerCount(prefs.store) == 0)
+        let received = Locked<[Double]>([])
+        let consumer = Task {
+            for await volume in prefs.changes(of: .volume) { received.withLock { $0.append(volume) } }
+        }
+        #expect(await eventually { received.withLock { $0 } == [0.5] })
+        #expect(observerCount(prefs.store) == 1)
+        consumer.cancel()
+        await consumer.value
+        #expect(await eventually { observerCount(prefs.store) == 0 })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func closureObserversSeeOldAndNewValuesUntilCancelled(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let changes = Locked<[String]>([])
+        let observation = prefs.observe(.volume) { change in
+            changes.withLock { $0.append("\(change.oldValue)→\(change.newValue)") }
+        }
+        prefs[.volume] = 0.75
+        prefs.reset(.volume)
+        #expect(await eventually { changes.withLock { $0 } == ["0.5→0.75", "0.75→0.5"] })
+
+        observation.cancel()
+        #expect(observerCount(prefs.store) == 0)
+        prefs[.volume] = 0.1
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(changes.withLock { $0.count } == 2, "nothing after cancel")
+    }
+
+    @Test func releasingTheObservationEndsIt() async {
+        let store = MemoryStore()
+        let prefs = IssueRecorder().preferences(store)
+        do {
+            let observation = prefs.observe(.volume) { _ in }
+            #expect(store.observerCount == 1)
+            _ = observation
+        }
+        #expect(store.observerCount == 0)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func observingSeveralKeysAndAllKeys(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let some = Locked<[Set<String>]>([])
+        let all = Locked<[Set<String>]>([])
+        let someObservation = prefs.observe(.volume, .theme) { change in
+            some.withLock { $0.append(Set(change.values.keys)) }
+        }
+        let allObservation = prefs.observeAll { change in all.withLock { $0.append(Set(change.values.keys)) }
+        }
+        prefs[.volume] = 1
+        prefs[.username] = "x"
+        try prefs.update { p in
+            p[.theme] = .dark
+            p[.launchCount] = 4
+        }
+        #expect(await eventually { all.withLock { $0.count } == 3 })
+        #expect(all.withLock { $0 } == [["volume"], ["username"], ["theme", "launchCount"]])
+        #expect(some.withLock { $0 } == [["volume"], ["theme"]])
+        _ = (someObservation, allObservation)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anUpdateIsSeenOnceAfterItIsApplied(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let seen = Locked<[StoreChange]>([])
+        let observation = prefs.observeAll { change in
+            // The whole update is visible by the time an observer hears of it.
+            #expect(prefs[.launchCount] == 3 && prefs[.username] == "u")
+            seen.withLock { $0.append(change) }
+        }
+        try prefs.update { p in
+            p[.launchCount] += 1
+            p[.launchCount] += 2
+            p[.username] = "u"
+        }
+        #expect(await eventually { !seen.withLock { $0 }.isEmpty })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(
+            seen.withLock { $0 } == [
+                StoreChange(values: ["launchCount": .integer(3), "username": .string("u")])
+            ])
+        _ = observation
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aThrowingUpdateChangesNothing(store: StoreKind) async throws {
+        struct Abort: Error {}
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        prefs[.launchCount] = 5
+        let seen = Locked(0)
+        let observation = prefs.observeAll { _ in seen.withLock { $0 += 1 } }
+        #expect(throws: Abort.self) {
+            try prefs.update { p in
+                p[.launchCount] = 99
+                p[.username] = "never"
+                throw Abort()
+            }
+        }
+        #expect(throws: PreferenceError.self) {
+            try prefs.update { p in
+                p[.launchCount] = 100
+                p[Preferences.Key<UInt64>("big", default: 0)] = .max
+            }
+        }
+        #expect(prefs[.launchCount] == 5)
+        #expect(prefs[.username] == nil)
+        #expect(prefs.storedKeys == ["launchCount"])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(seen.withLock { $0 } == 0)
+        _ = observation
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anObserverMayWriteFromItsCallback(store: StoreKind) async {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let observation = prefs.observe(.volume) { change in
+            prefs[.username] = "volume was \(change.newValue)"
+            try? prefs.update { p in p[.launchCount] += 1 }
+        }
+        prefs[.volume] = 0.9
+        #expect(await eventually { prefs[.username] == "volume was 0.9" && prefs[.launchCount] == 1 })
+        _ = observation
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aSlowObserverDoesNotBlockWriters(store: StoreKind) async {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let writerDone = DispatchSemaphore(value: 0)
+        let observerTimedOut = Locked(false)
+        let observation = prefs.observe(.launchCount) { _ in
+            // Blocks until the writer has finished all its writes: if writers waited for
+            // observers, the writer could not finish and this would time out.
+            if writerDone.wait(timeout: .now() + 10) == .timedOut { observerTimedOut.withLock { $0 = true } }
+            writerDone.signal()
+        }
+        for value in 1...50 { prefs[.launchCount] = value }
+        writerDone.signal()
+        #expect(prefs[.launchCount] == 50)
+        #expect(await eventually { observerCount(prefs.store) == 1 })
+        observation.cancel()
+        #expect(!observerTimedOut.withLock { $0 })
+    }
+
+    @Test func rawUserDefaultsWritesThatFoundationAnnouncesReachObservers() async throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        let prefs = IssueRecorder().preferences(UserDefaultsStore(plain, domainName: suite))
+        let seen = Locked<[StoreChange]>([])
+        let observation = prefs.observeAll { change in seen.withLock { $0.append(change) } }
+
+        prefs[.volume] = 0.2  // through Prefs: seen once, not again as a raw write
+        plain.set("raw", forKey: "username")
+        plain.removeObject(forKey: "volume")
+        // Apple's Foundation posts this for every write in the process; Linux's posts nothing, so
+        // the test announces the raw writes itself, as the platform would.
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: plain)
+
+        #expect(await eventually { seen.withLock { $0.count } == 2 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(
+            seen.withLock { $0 } == [
+                StoreChange(values: ["volume": .double(0.2)]),
+                StoreChange(values: ["username": .string("raw"), "volume": PropertyListValue?.none]),
+            ])
+        _ = observation
+    }
+}
