@@ -9,7 +9,16 @@ let package = Package(
         .library(name: "Prefs", targets: ["Prefs"])
     ],
     targets: [
-        .target(name: "Prefs"),
+        .target(
+            name: "Prefs",
+            dependencies: [
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows]))
+            ]
+        ),
+        // The system SQLite on Linux (Apple platforms import the SDK's SQLite3 module).
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),

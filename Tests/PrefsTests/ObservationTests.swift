@@ -17,6 +17,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     switch store {
     case let store as MemoryStore: store.observerCount
     case let store as UserDefaultsStore: store.observerCount
+    case let store as SQLiteStore: store.observerCount
     default: -1
     }
 }

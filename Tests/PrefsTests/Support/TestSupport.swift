@@ -7,6 +7,7 @@ import Testing
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case userDefaults
+    case sqlite
 
     var testDescription: String { rawValue }
 
@@ -14,7 +15,22 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         switch self {
         case .memory: MemoryStore()
         case .userDefaults: TestDefaults.makeStore()
+        case .sqlite: try! SQLiteStore(path: TestFiles.uniquePath())
         }
+    }
+}
+
+/// Fresh file paths in a folder of this test process.
+enum TestFiles {
+    static let folder: URL = {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("prefs-sqlite-tests-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
+    static func uniquePath(_ name: String = "prefs") -> String {
+        folder.appendingPathComponent("\(name)-\(UUID().uuidString).sqlite").path
     }
 }
 

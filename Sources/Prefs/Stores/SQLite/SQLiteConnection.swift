@@ -1,0 +1,171 @@
+import Foundation
+
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
+/// One SQLite connection: open, run statements with bound parameters, read rows.
+///
+/// Not thread-safe by itself: ``SQLiteStore`` uses it under its own lock (the connection is
+/// opened with `SQLITE_OPEN_NOMUTEX`).
+final class SQLiteConnection {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    let path: String
+
+    /// A failure reported by SQLite: its result code and message.
+    struct Failure: Error, CustomStringConvertible {
+        let code: Int32
+        let message: String
+
+        /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT` …) without extended bits.
+        var primaryCode: Int32 { code & 0xFF }
+        var description: String { "\(message) (SQLite code \(code))" }
+    }
+
+    /// A value to bind to a statement parameter.
+    enum Parameter {
+        case text(String)
+        case blob(Data)
+        case integer(Int64)
+        case null
+    }
+
+    init(path: String, readOnly: Bool = false) throws {
+        self.path = path
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK else {
+            let failure = Failure(
+                code: result, message: handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open")
+            sqlite3_close_v2(handle)
+            handle = nil
+            throw failure
+        }
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Runs SQL without parameters or results (several statements allowed).
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &error)
+        if result != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? lastMessage
+            sqlite3_free(error)
+            throw Failure(code: result, message: message)
+        }
+    }
+
+    /// Runs one statement with bound parameters and calls `row` for each result row.
+    func run(_ sql: String, _ parameters: [Parameter] = [], row: ((Row) throws -> Void)? = nil) throws {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, parameter) in parameters.enumerated() {
+            let position = Int32(index + 1)
+            let result: Int32
+            switch parameter {
+            case .text(let text):
+                // By byte count, so a string holding NUL characters is bound whole.
+                var utf8 = Array(text.utf8)
+                if utf8.isEmpty { utf8 = [0] }  // a pointer to something; the length says empty
+                let count = Int32(text.utf8.count)
+                result = utf8.withUnsafeBufferPointer { bytes in
+                    bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(statement, position, $0, count, transient)
+                    }
+                }
+            case .integer(let number): result = sqlite3_bind_int64(statement, position, number)
+            case .null: result = sqlite3_bind_null(statement, position)
+            case .blob(let data):
+                result = data.withUnsafeBytes { raw in
+                    // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
+                    sqlite3_bind_blob(
+                        statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                        Int32(raw.count), transient)
+                }
+            }
+            guard result == SQLITE_OK else { throw Failure(code: result, message: lastMessage) }
+        }
+        while true {
+            let result = sqlite3_step(statement)
+            if result == SQLITE_DONE { return }
+            guard result == SQLITE_ROW else { throw Failure(code: result, message: lastMessage) }
+            try row?(Row(statement: statement))
+        }
+    }
+
+    /// The first column of the first row as an integer, or `nil` when there is no row.
+    func integer(_ sql: String, _ parameters: [Parameter] = []) throws -> Int64? {
+        var value: Int64?
+        try run(sql, parameters) { row in if value == nil { value = row.integer(0) } }
+        return value
+    }
+
+    /// The first column of the first row as text, or `nil`.
+    func text(_ sql: String) throws -> String? {
+        var value: String?
+        try run(sql) { row in if value == nil { value = row.text(0) } }
+        return value
+    }
+
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// The number of rows the last statement changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    private var lastMessage: String {
+        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard result == SQLITE_OK, let statement else { throw Failure(code: result, message: lastMessage) }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// One result row, valid only inside the `row` closure of ``run(_:_:row:)``.
+    struct Row {
+        fileprivate let statement: OpaquePointer
+
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func text(_ column: Int32) -> String {
+            guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+            let count = Int(sqlite3_column_bytes(statement, column))
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        }
+        func blob(_ column: Int32) -> Data {
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }
+            return Data(bytes: pointer, count: count)
+        }
+    }
+}
+
+/// Tells SQLite to copy bound text and blobs before the bind call returns (`SQLITE_TRANSIENT`,
+/// a macro Swift cannot import).
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,165 @@
+import Foundation
+
+/// Opening a store file: folders and permissions, WAL, the schema and its version, loading the
+/// cache, and what to do with a file that is damaged.
+extension SQLiteStore {
+    /// The schema this release writes, kept in the file's `PRAGMA user_version` so later releases
+    /// can migrate it (and this one refuses a newer file rather than misread it).
+    static let schemaVersion: Int64 = 1
+
+    struct Opened {
+        var database: Database
+        var values: [String: PropertyListValue]
+        var recovery: CorruptionRecovery?
+    }
+
+    static func open(path: String, options: Options) throws -> Opened {
+        do {
+            return try openFile(path: path, options: options)
+        } catch let error as SQLiteStoreError where error.isCorruption && options.recreateOnCorruption {
+            let movedTo = try moveAside(path: path, because: error)
+            var opened = try openFile(path: path, options: options)
+            opened.recovery = CorruptionRecovery(error: error, movedTo: movedTo)
+            return opened
+        }
+    }
+
+    private static func openFile(path: String, options: Options) throws -> Opened {
+        let fail = { (failure: SQLiteConnection.Failure) in SQLiteStoreError(path: path, failure) }
+        try createIfMissing(path: path)
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path)
+        } catch let failure as SQLiteConnection.Failure {
+            throw fail(failure)
+        }
+        connection.setBusyTimeout(
+            milliseconds: Int32(clamping: options.busyTimeout.components.seconds * 1000))
+        do {
+            // The first statements read the header: a file that is not SQLite fails here.
+            _ = try connection.text("PRAGMA journal_mode=WAL")
+            try connection.execute(
+                "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
+            try createSchema(connection, path: path)
+            return try load(connection)
+        } catch let failure as SQLiteConnection.Failure {
+            throw fail(failure)
+        }
+    }
+
+    /// Creates the folders (owner only) and an empty file readable by its owner only (0600);
+    /// SQLite gives its `-wal` and `-shm` files the same permissions.
+    private static func createIfMissing(path: String) throws {
+        let files = FileManager.default
+        guard !files.fileExists(atPath: path) else { return }
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            if !folder.isEmpty {
+                try files.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        } catch {
+            throw SQLiteStoreError(
+                path: path, kind: .cannotOpen, detail: "cannot create the folder: \(error)")
+        }
+        guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw SQLiteStoreError(path: path, kind: .cannotOpen, detail: "cannot create the file")
+        }
+    }
+
+    private static func createSchema(_ connection: SQLiteConnection, path: String) throws {
+        let found = try connection.integer("PRAGMA user_version") ?? 0
+        if found > schemaVersion {
+            throw SQLiteStoreError(
+                path: path, kind: .newerSchema(found: Int(found)),
+                detail: "this release knows version \(schemaVersion)")
+        }
+        guard found < schemaVersion else { return }
+        // Two processes may open a new file at once: the write lock makes one create the schema.
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            if try connection.integer("PRAGMA user_version") == 0 {
+                var others: [String] = []
+                try connection.run("SELECT name FROM sqlite_master WHERE name NOT LIKE 'prefs_%'") {
+                    others.append($0.text(0))
+                }
+                guard others.isEmpty else {
+                    throw SQLiteStoreError(
+                        path: path, kind: .other,
+                        detail:
+                            "a SQLite database of another program (it has \(others.sorted().joined(separator: ", ")))"
+                    )
+                }
+                // A removal is kept as a row whose value is NULL, with the sequence number of the
+                // write that made it, so other processes can catch up by sequence number alone.
+                try connection.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS prefs_entries(
+                        key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(seq);
+                    CREATE TABLE IF NOT EXISTS prefs_meta(name TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+                    PRAGMA user_version = \(schemaVersion);
+                    """)
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Reads every row into the cache.
+    ///
+    /// Reading every page of the table also finds damage in it.
+    private static func load(_ connection: SQLiteConnection) throws -> Opened {
+        var values: [String: PropertyListValue] = [:]
+        var lastSequence: Int64 = 0
+        var undecodable: [String] = []
+        try connection.run("SELECT key, value, seq FROM prefs_entries") { row in
+            lastSequence = max(lastSequence, row.integer(2))
+            guard !row.isNull(1) else { return }
+            let key = row.text(0)
+            if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+                values[key] = value
+            } else {
+                undecodable.append(key)
+            }
+        }
+        if !undecodable.isEmpty {
+            // Left in the file untouched; reads see no value for these keys.
+            FileHandle.standardError.write(
+                Data(
+                    "prefs: \(connection.path): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
+                        .utf8))
+        }
+        let dataVersion = try connection.integer("PRAGMA data_version") ?? 0
+        return Opened(
+            database: Database(connection: connection, lastSequence: lastSequence, dataVersion: dataVersion),
+            values: values, recovery: nil)
+    }
+
+    /// Moves a damaged file (and its `-wal`/`-shm` companions) to `<name>.corrupt-<timestamp>`.
+    private static func moveAside(path: String, because error: SQLiteStoreError) throws -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        var destination = "\(path).corrupt-\(formatter.string(from: Date()))"
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: destination) {
+            attempt += 1
+            destination = "\(path).corrupt-\(formatter.string(from: Date()))-\(attempt)"
+        }
+        do {
+            try FileManager.default.moveItem(atPath: path, toPath: destination)
+            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.moveItem(atPath: path + suffix, toPath: destination + suffix)
+            }
+        } catch let moveError {
+            throw SQLiteStoreError(
+                path: path, kind: error.kind,
+                detail: "\(error.detail); and it could not be moved aside: \(moveError)")
+        }
+        return destination
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+
+/// The compact binary form of a value that the database stores (SQLite, PostgreSQL) keep: exact
+/// for every value (dates and reals bit for bit, strings with any character), and checked on the
+/// way back so a damaged blob is an error, never a crash.
+///
+/// Layout: one tag byte, then the payload. Integers, reals and dates are 8 bytes little-endian;
+/// strings and data are a length (LEB128) and the bytes; arrays are a count and the elements;
+/// dictionaries are a count and, sorted by key, each key (as a string payload) and its value.
+extension PropertyListValue {
+    fileprivate enum Tag: UInt8 {
+        case boolFalse = 0x01
+        case boolTrue, integer, double, string, date, data, array, dictionary
+    }
+
+    /// The value's binary form.
+    ///
+    /// ```swift
+    /// let bytes = PropertyListValue.integer(1).binaryEncoded()
+    /// try PropertyListValue(binaryEncoded: bytes)  // .integer(1)
+    /// ```
+    public func binaryEncoded() -> Data {
+        var writer = BinaryWriter()
+        writer.write(self)
+        return writer.bytes
+    }
+
+    /// Decodes a value from its binary form, throwing ``BinaryDecodingError`` when the bytes are
+    /// not a complete, well-formed value.
+    ///
+    /// ```swift
+    /// let value = try PropertyListValue(binaryEncoded: blob)
+    /// ```
+    public init(binaryEncoded bytes: Data) throws {
+        var reader = BinaryReader(bytes: [UInt8](bytes))
+        self = try reader.readValue(depth: 0)
+        guard reader.isAtEnd else { throw BinaryDecodingError(reason: "trailing bytes after the value") }
+    }
+
+    fileprivate struct BinaryWriter {
+        var bytes = Data()
+
+        mutating func write(_ value: PropertyListValue) {
+            switch value {
+            case .bool(let flag): bytes.append((flag ? Tag.boolTrue : Tag.boolFalse).rawValue)
+            case .integer(let number): writeTagged(.integer, UInt64(bitPattern: number))
+            case .double(let real): writeTagged(.double, real.bitPattern)
+            case .date(let date): writeTagged(.date, date.timeIntervalSinceReferenceDate.bitPattern)
+            case .string(let text):
+                bytes.append(Tag.string.rawValue)
+                writeString(text)
+            case .data(let data):
+                bytes.append(Tag.data.rawValue)
+                writeLength(data.count)
+                bytes.append(data)
+            case .array(let elements):
+                bytes.append(Tag.array.rawValue)
+                writeLength(elements.count)
+                for element in elements { write(element) }
+            case .dictionary(let entries):
+                bytes.append(Tag.dictionary.rawValue)
+                writeLength(entries.count)
+                // Sorted, so equal dictionaries have equal bytes.
+                for key in entries.keys.sorted() {
+                    writeString(key)
+                    write(entries[key]!)
+                }
+            }
+        }
+
+        mutating func writeTagged(_ tag: Tag, _ bits: UInt64) {
+            bytes.append(tag.rawValue)
+            withUnsafeBytes(of: bits.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        mutating func writeString(_ text: String) {
+            let utf8 = Array(text.utf8)
+            writeLength(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+
+        mutating func writeLength(_ length: Int) {
+            var rest = UInt64(length)
+            repeat {
+                let low = UInt8(rest & 0x7F)
+                rest >>= 7
+                bytes.append(rest == 0 ? low : low | 0x80)
+            } while rest != 0
+        }
+    }
+
+    fileprivate struct BinaryReader {
+        let bytes: [UInt8]
+        var offset = 0
+        var isAtEnd: Bool { offset == bytes.count }
+
+        // Deeper nesting than any real preference; bounds the recursion on hostile input.
+        static let maximumDepth = 512
+
+        mutating func readValue(depth: Int) throws -> PropertyListValue {
+            guard depth < Self.maximumDepth else {
+                throw BinaryDecodingError(reason: "nesting deeper than 512")
+            }
+            let tagByte = try readByte()
+            guard let tag = Tag(rawValue: tagByte) else {
+                throw BinaryDecodingError(reason: "unknown tag \(tagByte)")
+            }
+            switch tag {
+            case .boolFalse: return .bool(false)
+            case .boolTrue: return .bool(true)
+            case .integer: return .integer(Int64(bitPattern: try readWord()))
+            case .double: return .double(Double(bitPattern: try readWord()))
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readWord())))
+            case .string: return .string(try readString())
+            case .data: return .data(Data(try readBytes(try readLength())))
+            case .array:
+                let count = try readLength()
+                var elements: [PropertyListValue] = []
+                elements.reserveCapacity(min(count, bytes.count - offset))
+                for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
+                return .array(elements)
+            case .dictionary:
+                let count = try readLength()
+                var entries: [String: PropertyListValue] = [:]
+                for _ in 0..<count {
+                    let key = try readString()
+                    entries[key] = try readValue(depth: depth + 1)
+                }
+                return .dictionary(entries)
+            }
+        }
+
+        mutating func readByte() throws -> UInt8 {
+            guard offset < bytes.count else { throw BinaryDecodingError(reason: "truncated value") }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func readWord() throws -> UInt64 {
+            let raw = try readBytes(8)
+            return raw.reversed().reduce(0) { ($0 << 8) | UInt64($1) }
+        }
+
+        mutating func readBytes(_ count: Int) throws -> ArraySlice<UInt8> {
+            guard count <= bytes.count - offset else { throw BinaryDecodingError(reason: "truncated value") }
+            defer { offset += count }
+            return bytes[offset..<offset + count]
+        }
+
+        mutating func readLength() throws -> Int {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = try readByte()
+                guard shift < 63 else { throw BinaryDecodingError(reason: "length too long") }
+                result |= UInt64(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { break }
+                shift += 7
+            }
+            guard result <= UInt64(bytes.count - offset) else {
+                throw BinaryDecodingError(reason: "truncated value")
+            }
+            return Int(result)
+        }
+
+        mutating func readString() throws -> String {
+            let raw = try readBytes(try readLength())
+            guard let text = String(validating: raw, as: UTF8.self) else {
+                throw BinaryDecodingError(reason: "a string that is not UTF-8")
+            }
+            return text
+        }
+    }
+}
+
+/// Bytes that are not the binary form of a value.
+///
+/// ```swift
+/// do { _ = try PropertyListValue(binaryEncoded: Data([0xFF])) } catch { print(error) }
+/// // not a stored value: unknown tag 255
+/// ```
+public struct BinaryDecodingError: Error, CustomStringConvertible {
+    /// What is wrong with the bytes.
+    public let reason: String
+
+    /// `not a stored value: REASON`.
+    public var description: String { "not a stored value: \(reason)" }
+}
