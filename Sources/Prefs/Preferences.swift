@@ -32,13 +32,6 @@ public struct Preferences: Sendable {
         self.diagnostics = diagnostics
     }
 
-    /// The program's own preferences: `UserDefaults.standard` through ``UserDefaultsStore``.
-    ///
-    /// ```swift
-    /// Preferences.standard[.volume] = 0.8
-    /// ```
-    public static let standard = Preferences(store: UserDefaultsStore.standard)
-
     /// The value stored for `key`, or its default; assigning stores it (`nil` removes it).
     ///
     /// ```swift

@@ -1,10 +1,15 @@
-// A separate process for the tests: it writes or reads a value, through Prefs or through plain
+// A separate process for the tests: it writes or reads values, through Prefs or through plain
 // Foundation, and exits. Tests start it with an isolated XDG_CONFIG_HOME.
 //
-//   PrefsTestHelper store-write SUITE KEY TYPE VALUE    write through UserDefaultsStore
-//   PrefsTestHelper plain-write SUITE KEY TYPE VALUE    write with plain UserDefaults + synchronize
-//   PrefsTestHelper plain-read SUITE KEY TYPE           print what plain UserDefaults reads
-//   PrefsTestHelper store-read SUITE KEY TYPE           print what UserDefaultsStore reads
+//   store-write SUITE KEY TYPE VALUE     write through UserDefaultsStore
+//   plain-write SUITE KEY TYPE VALUE     write with plain UserDefaults + synchronize
+//   plain-read SUITE KEY TYPE            print what plain UserDefaults reads
+//   store-read SUITE KEY TYPE            print what UserDefaultsStore reads
+//   sqlite-write PATH PREFIX COUNT       write PREFIX.0 … PREFIX.(COUNT-1) = index, one commit each
+//   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
+//   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
+//   sqlite-set PATH KEY VALUE            write one string
+//   standard-write KEY VALUE             write one string through Preferences.standard; print its path
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
@@ -15,13 +20,7 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 4 else { fail("usage: MODE SUITE KEY TYPE [VALUE]") }
-let (mode, suite, key, type) = (arguments[0], arguments[1], arguments[2], arguments[3])
-guard let defaults = UserDefaults(suiteName: suite) else { fail("no suite \(suite)") }
-let prefs = Preferences(store: UserDefaultsStore(defaults, domainName: suite))
-
-func parse(_ text: String) -> PropertyListValue {
+func parse(_ text: String, as type: String) -> PropertyListValue {
     let value: PropertyListValue?
     switch type {
     case "string": value = .string(text)
@@ -35,39 +34,90 @@ func parse(_ text: String) -> PropertyListValue {
     return value
 }
 
-switch mode {
-case "store-write":
-    guard arguments.count == 5 else { fail("store-write needs a value") }
+func defaults(_ suite: String) -> UserDefaults {
+    guard let defaults = UserDefaults(suiteName: suite) else { fail("no suite \(suite)") }
+    return defaults
+}
+
+func sqlite(_ path: String) -> Preferences {
     do {
-        try prefs.store.setValue(parse(arguments[4]), forKey: key)
+        return Preferences(store: try SQLiteStore(path: path))
     } catch {
         fail("\(error)")
     }
-case "plain-write":
-    guard arguments.count == 5 else { fail("plain-write needs a value") }
-    defaults.set(parse(arguments[4]).foundationObject, forKey: key)
-    guard defaults.synchronize() else { fail("synchronize failed") }
-case "plain-read":
+}
+
+func plainRead(_ defaults: UserDefaults, _ key: String, _ type: String) -> String {
+    guard let object = defaults.object(forKey: key) else { return "<nil>" }
     switch type {
-    case "string": print(defaults.string(forKey: key) ?? "<nil>")
-    case "int": print(defaults.object(forKey: key) == nil ? "<nil>" : String(defaults.integer(forKey: key)))
-    case "double": print(defaults.object(forKey: key) == nil ? "<nil>" : String(defaults.double(forKey: key)))
-    case "bool": print(defaults.object(forKey: key) == nil ? "<nil>" : String(defaults.bool(forKey: key)))
-    case "date":
-        print((defaults.object(forKey: key) as? Date).map { String($0.timeIntervalSince1970) } ?? "<nil>")
+    case "string": return defaults.string(forKey: key) ?? "<not a string>"
+    case "int": return String(defaults.integer(forKey: key))
+    case "double": return String(defaults.double(forKey: key))
+    case "bool": return String(defaults.bool(forKey: key))
+    case "date": return (object as? Date).map { String($0.timeIntervalSince1970) } ?? "<not a date>"
     default: fail("unknown type \(type)")
     }
-case "store-read":
-    let value = prefs.store.value(forKey: key)
+}
+
+func storeRead(_ value: PropertyListValue?, _ type: String) -> String {
     switch (type, value) {
-    case (_, nil): print("<nil>")
-    case ("string", .string(let text)?): print(text)
-    case ("int", .integer(let number)?): print(number)
-    case ("double", .double(let number)?): print(number)
-    case ("bool", .bool(let flag)?): print(flag)
-    case ("date", .date(let date)?): print(date.timeIntervalSince1970)
-    default: print("<mismatch: \(value.map(String.init(describing:)) ?? "nil")>")
+    case (_, nil): "<nil>"
+    case ("string", .string(let text)?): text
+    case ("int", .integer(let number)?): String(number)
+    case ("double", .double(let number)?): String(number)
+    case ("bool", .bool(let flag)?): String(flag)
+    case ("date", .date(let date)?): String(date.timeIntervalSince1970)
+    default: "<mismatch: \(value.map(String.init(describing:)) ?? "nil")>"
     }
-default:
-    fail("unknown mode \(mode)")
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let mode = arguments.first else { fail("usage: MODE ARGUMENTS…") }
+func argument(_ index: Int) -> String {
+    guard index < arguments.count else { fail("\(mode): missing argument \(index)") }
+    return arguments[index]
+}
+
+do {
+    switch mode {
+    case "store-write":
+        let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+        try store.setValue(parse(argument(4), as: argument(3)), forKey: argument(2))
+    case "plain-write":
+        let plain = defaults(argument(1))
+        plain.set(parse(argument(4), as: argument(3)).foundationObject, forKey: argument(2))
+        guard plain.synchronize() else { fail("synchronize failed") }
+    case "plain-read":
+        print(plainRead(defaults(argument(1)), argument(2), argument(3)))
+    case "store-read":
+        let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+        print(storeRead(store.value(forKey: argument(2)), argument(3)))
+    case "sqlite-write":
+        let prefs = sqlite(argument(1))
+        for index in 0..<(Int(argument(3)) ?? 0) {
+            try prefs.set(index, for: Preferences.Key<Int>("\(argument(2)).\(index)", default: -1))
+        }
+    case "sqlite-increment":
+        let prefs = sqlite(argument(1))
+        let key = Preferences.Key<Int>(argument(2), default: 0)
+        for _ in 0..<(Int(argument(3)) ?? 0) { try prefs.update { p in p[key] += 1 } }
+    case "sqlite-ack-writer":
+        let prefs = sqlite(argument(1))
+        var index = 0
+        while true {
+            try prefs.set(index, for: Preferences.Key<Int>("k\(index)", default: -1))
+            // Written straight to the pipe, so the test sees exactly what was acknowledged.
+            FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+            index += 1
+        }
+    case "sqlite-set":
+        try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
+    case "standard-write":
+        try Preferences.standard.store.setValue(.string(argument(2)), forKey: argument(1))
+        print(SQLiteStore.defaultPath())
+    default:
+        fail("unknown mode \(mode)")
+    }
+} catch {
+    fail("\(error)")
 }

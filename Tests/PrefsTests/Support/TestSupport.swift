@@ -116,25 +116,41 @@ enum Helper {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], configHome: URL) throws -> Output {
+    /// A started helper: its process and the pipes of its output.
+    struct Running {
+        let process: Process
+        let out: Pipe
+        let err: Pipe
+
+        /// Waits for the exit (or for the kill to take effect) and collects the output.
+        func finish() -> Output {
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Output(
+                status: process.terminationStatus,
+                stdout: String(decoding: stdout, as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines),
+                stderr: String(decoding: stderr, as: UTF8.self))
+        }
+    }
+
+    static func start(_ arguments: [String], configHome: URL? = nil) throws -> Running {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = configHome.path
+        if let configHome { environment["XDG_CONFIG_HOME"] = configHome.path }
         process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        let running = Running(process: process, out: Pipe(), err: Pipe())
+        process.standardOutput = running.out
+        process.standardError = running.err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        return running
+    }
+
+    static func run(_ arguments: [String], configHome: URL? = nil) throws -> Output {
+        try start(arguments, configHome: configHome).finish()
     }
 
     static func temporaryFolder() throws -> URL {

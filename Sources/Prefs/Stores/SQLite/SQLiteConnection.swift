@@ -33,12 +33,22 @@ final class SQLiteConnection {
         case null
     }
 
-    init(path: String, readOnly: Bool = false) throws {
+    /// Opens `path`.
+    ///
+    /// `immutable` (read-only only) promises SQLite that nobody changes the file, so it needs no `-shm`
+    /// file: the only way to read a WAL database on a read-only file system.
+    init(path: String, readOnly: Bool = false, immutable: Bool = false) throws {
         self.path = path
-        let flags =
+        var flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX
-        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+            name = "file:\(escaped)?immutable=1"
+        }
+        let result = sqlite3_open_v2(name, &handle, flags, nil)
         guard result == SQLITE_OK else {
             let failure = Failure(
                 code: result, message: handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open")

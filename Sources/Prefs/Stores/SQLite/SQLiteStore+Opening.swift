@@ -25,25 +25,43 @@ extension SQLiteStore {
     }
 
     private static func openFile(path: String, options: Options) throws -> Opened {
-        let fail = { (failure: SQLiteConnection.Failure) in SQLiteStoreError(path: path, failure) }
         try createIfMissing(path: path)
-        let connection: SQLiteConnection
         do {
-            connection = try SQLiteConnection(path: path)
-        } catch let failure as SQLiteConnection.Failure {
-            throw fail(failure)
+            return try connect(path: path, options: options, readOnly: false)
+        } catch let error as SQLiteStoreError where error.kind == .cannotOpen || error.kind == .readOnly {
+            // A file this process may read but not write (a read-only file, folder or file
+            // system): open it for reading; every write then throws `.readOnly`. Where SQLite
+            // cannot even create its `-shm` file, only an immutable open can read it.
+            for immutable in [false, true] {
+                if let opened = try? connect(
+                    path: path, options: options, readOnly: true, immutable: immutable)
+                {
+                    return opened
+                }
+            }
+            throw error
         }
-        connection.setBusyTimeout(
-            milliseconds: Int32(clamping: options.busyTimeout.components.seconds * 1000))
+    }
+
+    private static func connect(path: String, options: Options, readOnly: Bool, immutable: Bool = false)
+        throws -> Opened
+    {
         do {
-            // The first statements read the header: a file that is not SQLite fails here.
-            _ = try connection.text("PRAGMA journal_mode=WAL")
-            try connection.execute(
-                "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
-            try createSchema(connection, path: path)
-            return try load(connection)
+            let connection = try SQLiteConnection(path: path, readOnly: readOnly, immutable: immutable)
+            connection.setBusyTimeout(
+                milliseconds: Int32(clamping: options.busyTimeout.components.seconds * 1000))
+            // The first statement reads the header: a file that is not SQLite fails here.
+            if readOnly {
+                _ = try connection.integer("PRAGMA user_version")
+            } else {
+                _ = try connection.text("PRAGMA journal_mode=WAL")
+                try connection.execute(
+                    "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
+                try createSchema(connection, path: path)
+            }
+            return try load(connection, path: path)
         } catch let failure as SQLiteConnection.Failure {
-            throw fail(failure)
+            throw SQLiteStoreError(path: path, failure)
         }
     }
 
@@ -111,7 +129,14 @@ extension SQLiteStore {
     /// Reads every row into the cache.
     ///
     /// Reading every page of the table also finds damage in it.
-    private static func load(_ connection: SQLiteConnection) throws -> Opened {
+    private static func load(_ connection: SQLiteConnection, path: String) throws -> Opened {
+        let version = try connection.integer("PRAGMA user_version") ?? 0
+        guard version == schemaVersion else {
+            // Only reachable read-only, where the schema could not be created or checked before.
+            throw SQLiteStoreError(
+                path: path, kind: version > schemaVersion ? .newerSchema(found: Int(version)) : .readOnly,
+                detail: "schema version \(version), expected \(schemaVersion)")
+        }
         var values: [String: PropertyListValue] = [:]
         var lastSequence: Int64 = 0
         var undecodable: [String] = []

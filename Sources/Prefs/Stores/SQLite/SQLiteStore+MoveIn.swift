@@ -1,0 +1,76 @@
+import Foundation
+
+/// Moving in: copying a whole `UserDefaults` domain into a store, once.
+extension SQLiteStore {
+    /// What ``moveIn(fromUserDefaultsDomain:using:)`` did.
+    ///
+    /// ```swift
+    /// let report = try store.moveIn(fromUserDefaultsDomain: "com.example.app")
+    /// print(report.copied.count, "values moved in")
+    /// ```
+    public struct MoveInReport: Sendable, Equatable {
+        /// The keys copied from the domain.
+        public let copied: [String]
+        /// Keys the store already had; the store's value was kept.
+        public let keptExisting: [String]
+        /// True when the domain had been moved in before, so nothing was done this time.
+        public let alreadyMovedIn: Bool
+    }
+
+    /// Copies every value of a `UserDefaults` domain (on Linux, Foundation's plist for it) into
+    /// this store, types kept, in one transaction, once: a marker in the store records that it
+    /// ran, and later calls do nothing.
+    ///
+    /// ```swift
+    /// let store = try SQLiteStore(path: path)
+    /// try store.moveIn(fromUserDefaultsDomain: "com.example.app")
+    /// ```
+    ///
+    /// A key the store already has keeps the store's value. A value that is not a property-list
+    /// value (nothing Prefs can store) makes the whole move throw, with nothing copied. The domain
+    /// itself is left as it is.
+    @discardableResult
+    public func moveIn(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
+        -> MoveInReport
+    {
+        let objects = (defaults ?? UserDefaults(suiteName: domain))?.persistentDomain(forName: domain) ?? [:]
+        var converted: [String: PropertyListValue] = [:]
+        var unconvertible: [String] = []
+        for (key, object) in objects {
+            if let value = PropertyListValue(foundationObject: object) {
+                converted[key] = value
+            } else {
+                unconvertible.append(key)
+            }
+        }
+        guard unconvertible.isEmpty else {
+            throw SQLiteStoreError(
+                path: path, kind: .other,
+                detail:
+                    "cannot move in \(domain): values of \(unconvertible.sorted()) are not property-list values"
+            )
+        }
+        let marker = "moved-in:\(domain)"
+        return try database.withLock { database in
+            let connection = database.connection
+            return try write(&database) { current in
+                if try perform({
+                    try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)])
+                }) != nil {
+                    return ([:], MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true))
+                }
+                try perform {
+                    try connection.run(
+                        "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",
+                        [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
+                }
+                let kept = converted.keys.filter { current[$0] != nil }.sorted()
+                let copied = converted.filter { current[$0.key] == nil }
+                return (
+                    copied.mapValues { .some($0) },
+                    MoveInReport(copied: copied.keys.sorted(), keptExisting: kept, alreadyMovedIn: false)
+                )
+            }
+        }
+    }
+}

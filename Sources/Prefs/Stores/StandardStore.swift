@@ -1,0 +1,85 @@
+import Foundation
+
+extension Preferences {
+    /// The program's own preferences.
+    ///
+    /// On Apple platforms: `UserDefaults.standard` through ``UserDefaultsStore``. On Linux: a
+    /// ``SQLiteStore`` at ``SQLiteStore/defaultPath(domain:)``, which is
+    /// `$XDG_CONFIG_HOME/prefs/<domain>.sqlite` (`~/.config/prefs/<domain>.sqlite` when
+    /// `XDG_CONFIG_HOME` is not set), `<domain>` being the bundle identifier or else the
+    /// executable's name.
+    ///
+    /// ```swift
+    /// Preferences.standard[.volume] = 0.8
+    /// ```
+    ///
+    /// On Linux, a corrupt file is moved aside (and reported on stderr) and an empty store is
+    /// started. If the file cannot be opened at all, reads give defaults and every write throws
+    /// the error that prevented opening.
+    public static let standard = Preferences(store: makeStandardStore())
+
+    private static func makeStandardStore() -> any PreferenceStore {
+        #if canImport(Darwin)
+            return UserDefaultsStore.standard
+        #else
+            let path = SQLiteStore.defaultPath()
+            do {
+                return try SQLiteStore(path: path, options: SQLiteStore.Options(recreateOnCorruption: true))
+            } catch {
+                FileHandle.standardError.write(Data("prefs: \(error); preferences cannot be saved\n".utf8))
+                return UnavailableStore(reason: error, description: "SQLiteStore(\(path))")
+            }
+        #endif
+    }
+}
+
+extension SQLiteStore {
+    /// The program's domain: its bundle identifier, or else its executable's name.
+    ///
+    /// ```swift
+    /// SQLiteStore.defaultDomain  // "myserver"
+    /// ```
+    public static var defaultDomain: String {
+        Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    }
+
+    /// Where the default store of a domain lives on Linux:
+    /// `$XDG_CONFIG_HOME/prefs/<domain>.sqlite`, with `XDG_CONFIG_HOME` defaulting to `~/.config`.
+    ///
+    /// ```swift
+    /// SQLiteStore.defaultPath(domain: "myserver")  // "/home/me/.config/prefs/myserver.sqlite"
+    /// ```
+    public static func defaultPath(domain: String = defaultDomain) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let configHome: String
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            configHome = xdg
+        } else {
+            configHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        }
+        // A domain is a file name: keep it from naming another folder.
+        let fileName = domain.replacingOccurrences(of: "/", with: "_")
+        return "\(configHome)/prefs/\(fileName).sqlite"
+    }
+}
+
+/// A store that could not be opened: reads find nothing, writes throw the reason.
+final class UnavailableStore: PreferenceStore {
+    let reason: any Error
+    let description: String
+    private let observers = StoreObservers(label: "Unavailable")
+
+    init(reason: any Error, description: String) {
+        self.reason = reason
+        self.description = description
+    }
+
+    func value(forKey key: String) -> PropertyListValue? { nil }
+    func snapshot() -> [String: PropertyListValue] { [:] }
+    func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        throw reason
+    }
+    func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        observers.add(handler)
+    }
+}

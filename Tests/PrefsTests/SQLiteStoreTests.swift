@@ -1,0 +1,283 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
+/// Runs `PRAGMA integrity_check` on a file with a connection of its own.
+func integrityCheck(_ path: String) throws -> String {
+    let connection = try SQLiteConnection(path: path)
+    return try connection.text("PRAGMA integrity_check") ?? "<no answer>"
+}
+
+@Suite struct SQLiteStoreTests {
+    @Test func createsFoldersAndAnOwnerOnlyFile() throws {
+        let path = TestFiles.folder.appendingPathComponent("nested-\(UUID())/deeper/prefs.sqlite").path
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.string("x"), forKey: "k")
+        let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        #expect(try SQLiteConnection(path: path).text("PRAGMA journal_mode") == "wal")
+        #expect(try SQLiteConnection(path: path).integer("PRAGMA user_version") == SQLiteStore.schemaVersion)
+    }
+
+    @Test func valuesSurviveReopening() throws {
+        let path = TestFiles.uniquePath()
+        let values: [String: PropertyListValue] = [
+            "date": .date(Date(timeIntervalSince1970: 1_700_000_000.123_456_7)),
+            "nan": .double(.nan), "text": .string("a\u{0}b 🌍"), "key\u{0}with nul": .bool(true),
+            "nested": .dictionary(["a": .array([.integer(.min), .data(Data([0, 255]))])]),
+        ]
+        do {
+            let store = try SQLiteStore(path: path)
+            for (key, value) in values { try store.setValue(value, forKey: key) }
+            try store.setValue(nil, forKey: "text")
+        }
+        let reopened = try SQLiteStore(path: path).snapshot()
+        #expect(reopened.count == values.count - 1)
+        #expect(reopened["text"] == nil)
+        #expect(reopened["date"] == values["date"])
+        #expect(reopened["nested"] == values["nested"])
+        #expect(reopened["key\u{0}with nul"] == .bool(true))
+        guard case .double(let nan) = reopened["nan"] else { throw Failure("nan lost") }
+        #expect(nan.isNaN)
+    }
+
+    @Test func twoStoresOnOneFileSeeEachOthersWrites() async throws {
+        let path = TestFiles.uniquePath()
+        let first = IssueRecorder().preferences(try SQLiteStore(path: path))
+        let second = IssueRecorder().preferences(try SQLiteStore(path: path))
+        first[.volume] = 0.9
+        #expect(await eventually { second[.volume] == 0.9 })
+        second.reset(.volume)
+        #expect(await eventually { !first.hasValue(for: .volume) })
+        try second.update { p in p[.launchCount] = 41 }
+        try first.update { p in p[.launchCount] += 1 }  // reads the other's commit inside its transaction
+        #expect(first[.launchCount] == 42)
+        #expect(await eventually { second[.launchCount] == 42 })
+    }
+
+    @Test func deferredWritesAreVisibleAtOnceAndCommittedWithinTheDelay() async throws {
+        let path = TestFiles.uniquePath()
+        let options = SQLiteStore.Options(durability: .deferred(maxDelay: .milliseconds(20)))
+        let store = try SQLiteStore(path: path, options: options)
+        let reader = try SQLiteStore(path: path)
+        for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+        #expect(store.keys().count == 100, "acknowledged from memory at once")
+        #expect(await eventually { reader.keys().count == 100 }, "committed in the background")
+
+        try store.setValue(.string("now"), forKey: "flushed")
+        try store.flush()
+        #expect(try SQLiteStore(path: path).value(forKey: "flushed") == .string("now"))
+    }
+
+    @Test func garbageFilesThrowATypedErrorNamingTheFile() throws {
+        let path = TestFiles.uniquePath("garbage")
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        #expect {
+            try SQLiteStore(path: path)
+        } throws: { error in
+            guard let error = error as? SQLiteStoreError else { return false }
+            return error.kind == .notADatabase && error.path == path && error.description.contains(path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage, "the file is left untouched")
+    }
+
+    @Test func truncatedFilesThrowAndAreNeverSilentlyReset() throws {
+        let path = TestFiles.uniquePath("truncated")
+        do {
+            let store = try SQLiteStore(path: path)
+            // Enough data to span many pages, then a checkpoint so it all lives in the main file.
+            try store.transaction { t in
+                for index in 0..<2_000 { t["key\(index)"] = .string(String(repeating: "v", count: 200)) }
+            }
+        }
+        let connection = try SQLiteConnection(path: path)
+        connection.setBusyTimeout(milliseconds: 10_000)
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        let full = try Data(contentsOf: URL(fileURLWithPath: path))
+        try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: path))
+
+        #expect {
+            try SQLiteStore(path: path)
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .corrupt
+        }
+    }
+
+    @Test func anEmptyFileIsAnEmptyStore() throws {
+        let path = TestFiles.uniquePath("empty")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let store = try SQLiteStore(path: path)
+        #expect(store.keys().isEmpty)
+        try store.setValue(.bool(true), forKey: "works")
+        #expect(try SQLiteStore(path: path).value(forKey: "works") == .bool(true))
+    }
+
+    @Test func recreateOnCorruptionMovesTheFileAsideAndReports() throws {
+        let path = TestFiles.uniquePath("recreate")
+        let garbage = Data("this is not a database, just some text that is long enough".utf8)
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let store = try SQLiteStore(path: path, options: .init(recreateOnCorruption: true))
+        let recovery = try #require(store.recovery)
+        #expect(recovery.error.kind == .notADatabase)
+        #expect(recovery.movedTo.hasPrefix(path + ".corrupt-"))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: recovery.movedTo)) == garbage, "the bad file is kept")
+        #expect(store.keys().isEmpty)
+        try store.setValue(.integer(1), forKey: "fresh")
+        #expect(try SQLiteStore(path: path).value(forKey: "fresh") == .integer(1))
+    }
+
+    @Test func aNewerSchemaOrAnotherProgramsDatabaseIsRefused() throws {
+        let newer = TestFiles.uniquePath("newer")
+        _ = try SQLiteStore(path: newer)
+        try SQLiteConnection(path: newer).execute("PRAGMA user_version = 99")
+        #expect { try SQLiteStore(path: newer) } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .newerSchema(found: 99)
+        }
+
+        let foreign = TestFiles.uniquePath("foreign")
+        try SQLiteConnection(path: foreign).execute("CREATE TABLE invoices(id INTEGER)")
+        #expect { try SQLiteStore(path: foreign, options: .init(recreateOnCorruption: true)) } throws: {
+            error in
+            (error as? SQLiteStoreError)?.description.contains("another program") == true
+        }
+        #expect(FileManager.default.fileExists(atPath: foreign), "another program's file is never moved")
+    }
+
+    @Test func anUndecodableRowIsIgnoredNotFatal() throws {
+        let path = TestFiles.uniquePath("badrow")
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.string("good"), forKey: "good")
+        try SQLiteConnection(path: path).execute(
+            "INSERT INTO prefs_entries(key, value, seq) VALUES ('bad', x'FF00', 99)")
+        let reopened = try SQLiteStore(path: path)
+        #expect(reopened.snapshot() == ["good": .string("good")])
+    }
+
+    @Test func aReadOnlyFileThrowsOnWriteAndKeepsItsData() throws {
+        let folder = try ReadOnlyFolder()
+        defer { folder.remove() }
+        let path = folder.url.appendingPathComponent("prefs.sqlite").path
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.string("kept"), forKey: "name")
+        }
+        try folder.makeReadOnly()
+        let store = try SQLiteStore(path: path)
+        #expect(store.value(forKey: "name") == .string("kept"))
+        #expect {
+            try store.setValue(.string("lost"), forKey: "name")
+        } throws: { error in
+            guard let error = error as? SQLiteStoreError else { return false }
+            return error.kind == .readOnly || error.kind == .cannotOpen
+        }
+        #expect(store.value(forKey: "name") == .string("kept"))
+        try folder.makeWritable()
+        #expect(try SQLiteStore(path: path).value(forKey: "name") == .string("kept"))
+    }
+
+    @Test(
+        .enabled(
+            if: getuid() == 0, "a full disk is made with a small tmpfs, which needs root (CI runs as root)"))
+    func aFullDiskThrowsOnWriteAndKeepsWhatWasStored() throws {
+        let folder = try ReadOnlyFolder(sizeLimit: "256k")
+        defer { folder.remove() }
+        let store = try SQLiteStore(path: folder.url.appendingPathComponent("prefs.sqlite").path)
+        try store.setValue(.string("kept"), forKey: "name")
+        let big = PropertyListValue.data(Data(repeating: 7, count: 64 * 1024))
+        var failure: (any Error)?
+        for index in 0..<64 {
+            do { try store.setValue(big, forKey: "big\(index)") } catch {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure as? SQLiteStoreError, "a full disk must throw")
+        #expect(error.kind == .diskFull, "\(error)")
+        #expect(store.value(forKey: "name") == .string("kept"))
+        #expect(try integrityCheck(store.path) == "ok")
+    }
+}
+
+/// A folder that can be made read-only (or that lives on a small file system), for write-failure tests.
+///
+/// As root, permissions do not stop writes, so it mounts a small tmpfs and remounts it read-only; otherwise
+/// it uses permissions.
+struct ReadOnlyFolder {
+    let url: URL
+    let isMount: Bool
+
+    init(sizeLimit: String? = nil) throws {
+        url = TestFiles.folder.appendingPathComponent("ro-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let isRoot = getuid() == 0
+        if isRoot || sizeLimit != nil {
+            let mount = try Self.shell(
+                "mount", "-t", "tmpfs", "-o", "size=\(sizeLimit ?? "1m")", "tmpfs", url.path)
+            guard mount == 0 else {
+                throw Failure(
+                    "cannot mount a tmpfs at \(url.path) (needs root and CAP_SYS_ADMIN); this test needs one")
+            }
+            isMount = true
+        } else {
+            isMount = false
+        }
+    }
+
+    func makeReadOnly() throws {
+        if isMount {
+            guard try Self.shell("mount", "-o", "remount,ro", url.path) == 0 else {
+                throw Failure("remount ro failed")
+            }
+        } else {
+            for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                try FileManager.default.setAttributes(
+                    [.posixPermissions: 0o400], ofItemAtPath: url.appendingPathComponent(item).path)
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: url.path)
+        }
+    }
+
+    func makeWritable() throws {
+        if isMount {
+            guard try Self.shell("mount", "-o", "remount,rw", url.path) == 0 else {
+                throw Failure("remount rw failed")
+            }
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: url.path)
+            for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                try FileManager.default.setAttributes(
+                    [.posixPermissions: 0o600], ofItemAtPath: url.appendingPathComponent(item).path)
+            }
+        }
+    }
+
+    func remove() {
+        if isMount { _ = try? Self.shell("umount", "-l", url.path) }
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    static func shell(_ arguments: String...) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+@Suite struct StandardStoreTests {
+    #if !canImport(Darwin)
+        @Test func theStandardStoreOnLinuxIsASQLiteFileUnderXDGConfigHome() throws {
+            let home = try Helper.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let output = try Helper.run(["standard-write", "greeting", "hello"], configHome: home)
+            #expect(output.status == 0, "\(output.stderr)")
+            let expected = home.appendingPathComponent("prefs/PrefsTestHelper.sqlite").path
+            #expect(output.stdout == expected)
+            #expect(try SQLiteStore(path: expected).value(forKey: "greeting") == .string("hello"))
+        }
+
+        @Test func withoutXDGConfigHomeItIsUnderHomeDotConfig() throws {
+            let home = try Helper.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let process = Process()
+            process.executableURL = Helper.executable
+            process.arguments = ["standard-write", "k", "v"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_CONFIG_HOME"] = nil
+            environment["HOME"] = home.path
+            process.environment = environment
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(
+                printed.trimmingCharacters(in: .whitespacesAndNewlines) == home.path
+                    + "/.config/prefs/PrefsTestHelper.sqlite")
+        }
+    #endif
+
+    @Test func anUnavailableStoreReadsDefaultsAndThrowsOnWrite() {
+        struct Cause: Error {}
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(
+            UnavailableStore(reason: Cause(), description: "SQLiteStore(/nowhere)"))
+        #expect(prefs[.volume] == 0.5)
+        #expect(throws: PreferenceError.self) { try prefs.set(0.1, for: .volume) }
+        prefs[.volume] = 0.2
+        #expect(issues.issues.count == 1)
+    }
+
+    @Test func movingInCopiesAWholeDomainOnceWithTypesKept() throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        plain.set("Zhuo", forKey: "name")
+        plain.set(30, forKey: "age")
+        plain.set(0.5, forKey: "volume")
+        plain.set(true, forKey: "enabled")
+        plain.set(Date(timeIntervalSince1970: 100), forKey: "joined")
+        plain.set(Data([1, 2]), forKey: "blob")
+        plain.set(["a", "b"], forKey: "list")
+        plain.set(["k": 1], forKey: "map")
+        #expect(plain.synchronize())
+
+        let store = try SQLiteStore(path: TestFiles.uniquePath("movein"))
+        try store.setValue(.string("already here"), forKey: "name")
+        let report = try store.moveIn(fromUserDefaultsDomain: suite, using: plain)
+        #expect(report.copied == ["age", "blob", "enabled", "joined", "list", "map", "volume"])
+        #expect(report.keptExisting == ["name"])
+        #expect(
+            store.snapshot() == [
+                "name": .string("already here"), "age": .integer(30), "volume": .double(0.5),
+                "enabled": .bool(true),
+                "joined": .date(Date(timeIntervalSince1970: 100)), "blob": .data(Data([1, 2])),
+                "list": .array([.string("a"), .string("b")]), "map": .dictionary(["k": .integer(1)]),
+            ])
+
+        plain.set("changed later", forKey: "age")
+        let again = try store.moveIn(fromUserDefaultsDomain: suite, using: plain)
+        #expect(again.alreadyMovedIn)
+        #expect(store.value(forKey: "age") == .integer(30), "a second move-in changes nothing")
+        #expect(try SQLiteStore(path: store.path).value(forKey: "age") == .integer(30))
+    }
+}
