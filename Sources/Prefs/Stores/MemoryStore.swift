@@ -45,11 +45,15 @@ public final class MemoryStore: PreferenceStore {
     /// Runs `body` under the store's lock and applies its writes together.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try values.withLock { values in
-            let current = values
-            var transaction = StoreTransaction(read: { current[$0] }, keys: { Array(current.keys) })
-            let result = try body(&transaction)
-            for (key, value) in transaction.writes { values[key] = value }
-            observers.publish(StoreChange(values: transaction.writes))
+            // The transaction reads a copy-on-write view that is released before the writes are
+            // applied, so applying them mutates in place instead of copying the whole store.
+            let (writes, result) = try { [values] in
+                var transaction = StoreTransaction(read: { values[$0] }, keys: { Array(values.keys) })
+                let result = try body(&transaction)
+                return (transaction.writes, result)
+            }()
+            for (key, value) in writes { values[key] = value }
+            observers.publish(StoreChange(values: writes))
             return result
         }
     }

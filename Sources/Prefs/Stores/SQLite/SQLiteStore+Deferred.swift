@@ -14,7 +14,7 @@ extension SQLiteStore {
         try database.withLock { database in
             guard pending.withLock({ !$0.writes.isEmpty }) else { return }
             // An empty write of its own: `write` commits the queued writes with it.
-            try write(&database) { _ in ([:], ()) }
+            try write(&database) { _ in }
         }
     }
 

@@ -53,23 +53,31 @@ extension SQLiteStore {
         let marker = "moved-in:\(domain)"
         return try database.withLock { database in
             let connection = database.connection
-            return try write(&database) { current in
+            return try write(&database) { transaction in
                 if try perform({
                     try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)])
-                }) != nil {
-                    return ([:], MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true))
+                })
+                    != nil
+                {
+                    return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
                 }
                 try perform {
                     try connection.run(
                         "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",
                         [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
                 }
-                let kept = converted.keys.filter { current[$0] != nil }.sorted()
-                let copied = converted.filter { current[$0.key] == nil }
-                return (
-                    copied.mapValues { .some($0) },
-                    MoveInReport(copied: copied.keys.sorted(), keptExisting: kept, alreadyMovedIn: false)
-                )
+                var copied: [String] = []
+                var kept: [String] = []
+                for (key, value) in converted {
+                    if transaction[key] == nil {
+                        transaction[key] = value
+                        copied.append(key)
+                    } else {
+                        kept.append(key)
+                    }
+                }
+                return MoveInReport(
+                    copied: copied.sorted(), keptExisting: kept.sorted(), alreadyMovedIn: false)
             }
         }
     }

@@ -113,13 +113,7 @@ public final class SQLiteStore: PreferenceStore {
 
     /// Runs `body` inside one `BEGIN IMMEDIATE` transaction: atomic across processes.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try database.withLock { database in
-            try write(&database) { values in
-                var transaction = StoreTransaction(read: { values[$0] }, keys: { Array(values.keys) })
-                let result = try body(&transaction)
-                return (transaction.writes, result)
-            }
-        }
+        try database.withLock { database in try write(&database, body) }
     }
 
     /// Calls `handler` with every change, from this process or another one, until the
@@ -130,12 +124,15 @@ public final class SQLiteStore: PreferenceStore {
 
     // MARK: - Writing
 
-    /// One write transaction: catch up with other processes, let `makeWrites` decide, commit
+    /// One write transaction: catch up with other processes, run `body`, commit its writes
     /// (together with any deferred writes), then update the cache and tell observers.
-    func write<Result>(
-        _ database: inout Database,
-        _ makeWrites: ([String: PropertyListValue]) throws -> ([String: PropertyListValue?], Result)
-    ) throws -> Result {
+    ///
+    /// `body` reads the cache, which is exactly the file's state here: the write lock is held and
+    /// the catch-up is done. It reads key by key rather than from a copy, because a copy of a
+    /// large cache that is then modified would cost a full copy per write.
+    func write<Result>(_ database: inout Database, _ body: (inout StoreTransaction) throws -> Result) throws
+        -> Result
+    {
         let connection = database.connection
         try perform { try connection.execute("BEGIN IMMEDIATE") }
         var deferred: [String: PropertyListValue?] = [:]
@@ -145,7 +142,11 @@ public final class SQLiteStore: PreferenceStore {
                 return pending.writes
             }
             try catchUp(&database, keeping: Set(deferred.keys))
-            let (writes, result) = try makeWrites(values.withLock { $0 })
+            var transaction = StoreTransaction(
+                read: { [values] key in values.withLock { $0[key] } },
+                keys: { [values] in values.withLock { Array($0.keys) } })
+            let result = try body(&transaction)
+            let writes = transaction.writes
             let sequence = database.lastSequence + 1
             try store(deferred.merging(writes) { _, new in new }, sequence: sequence, on: connection)
             try perform { try connection.execute("COMMIT") }
