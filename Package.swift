@@ -6,7 +6,8 @@ let package = Package(
     // The Observation framework sets the floor on Apple platforms.
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
-        .library(name: "Prefs", targets: ["Prefs"])
+        .library(name: "Prefs", targets: ["Prefs"]),
+        .executable(name: "prefs", targets: ["prefs"]),
     ],
     targets: [
         .target(
@@ -19,9 +20,12 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
+        // The command-line tool: macOS `defaults` for every store.
+        .executableTarget(name: "prefs", dependencies: ["Prefs"]),
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),
+        .testTarget(name: "PrefsCLITests", dependencies: ["prefs", "PrefsTestHelper"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,295 @@
+import Foundation
+import Prefs
+
+/// Everything a command needs: the chosen store, the output options and its own arguments.
+struct Invocation: Sendable {
+    let store: StoreChoice
+    let json: Bool
+    var format: PlistText.FileFormat
+    let arguments: [String]
+
+    func argument(_ index: Int) -> String { arguments[index] }
+
+    /// Prints a value: bare or old-style plist text, or JSON with `--json`.
+    func printValue(_ value: PropertyListValue) {
+        Output.line(json ? PlistText.json(value) : PlistText.bare(value))
+    }
+}
+
+/// One verb of the tool: its usage, what it does, an example, how many arguments it takes.
+struct Command: Sendable {
+    let name: String
+    let usage: String
+    let summary: String
+    let example: String
+    let arguments: ClosedRange<Int>
+    let run: @Sendable (Invocation) throws -> Void
+}
+
+/// The verbs, in the order `--help` lists them.
+let commands: [Command] = [
+    Command(
+        name: "read", usage: "read [DOMAIN [KEY]]",
+        summary: "print every domain, one domain, or one value (a value bare, a collection as plist text)",
+        example: "prefs read com.example.app volume", arguments: 0...2, run: read),
+    Command(
+        name: "read-type", usage: "read-type DOMAIN KEY",
+        summary: "print the type of a value: string, integer, float, boolean, date, data, array, dictionary",
+        example: "prefs read-type com.example.app volume", arguments: 2...2, run: readType),
+    Command(
+        name: "write", usage: "write DOMAIN KEY VALUE | write DOMAIN 'PLIST'",
+        summary: """
+            store a value: plist text, or a typed flag: -string S, -int N, -integer N, -float F,
+                  -bool[ean] true|false|yes|no, -date D, -data HEX, -array V…, -array-add V…,
+                  -dict K V…, -dict-add K V…; with a plist dictionary alone, replace the whole domain
+            """,
+        example: "prefs write com.example.app volume -float 0.5", arguments: 2...Int.max, run: write),
+    Command(
+        name: "delete", usage: "delete DOMAIN [KEY]", summary: "remove one key, or the whole domain",
+        example: "prefs delete com.example.app volume", arguments: 1...2, run: delete),
+    Command(
+        name: "rename", usage: "rename DOMAIN OLD NEW", summary: "move a value to another key",
+        example: "prefs rename com.example.app volume loudness", arguments: 3...3, run: rename),
+    Command(
+        name: "domains", usage: "domains", summary: "list every domain in the store",
+        example: "prefs domains", arguments: 0...0, run: domains),
+    Command(
+        name: "find", usage: "find WORD", summary: "print keys and values containing WORD, in every domain",
+        example: "prefs find volume", arguments: 1...1, run: find),
+    Command(
+        name: "export", usage: "export DOMAIN PATH|- [--format xml|json|binary]",
+        summary: "write a domain to a plist file (XML unless --format says otherwise), or to stdout with -",
+        example: "prefs export com.example.app backup.plist", arguments: 2...2, run: export),
+    Command(
+        name: "import", usage: "import DOMAIN PATH|-",
+        summary: "merge an XML, binary or JSON plist dictionary into a domain (stdin with -)",
+        example: "prefs import com.example.app backup.plist", arguments: 2...2, run: importFile),
+    Command(
+        name: "watch", usage: "watch DOMAIN [KEY]",
+        summary: "print each change as it happens, from any process, until interrupted",
+        example: "prefs watch com.example.app volume", arguments: 1...2, run: watch),
+    Command(
+        name: "help", usage: "help [COMMAND]", summary: "describe every command, or one",
+        example: "prefs help write", arguments: 0...1, run: help),
+]
+
+// MARK: - The verbs
+
+private func read(_ invocation: Invocation) throws {
+    switch invocation.arguments.count {
+    case 0:
+        var all: [String: PropertyListValue] = [:]
+        for domain in try invocation.store.domains() {
+            all[domain] = .dictionary(try invocation.store.existingStore(domain)?.snapshot() ?? [:])
+        }
+        invocation.printValue(.dictionary(all))
+    case 1:
+        invocation.printValue(.dictionary(try existing(invocation.argument(0), in: invocation).snapshot()))
+    default:
+        invocation.printValue(
+            try value(invocation.argument(1), domain: invocation.argument(0), in: invocation))
+    }
+}
+
+private func readType(_ invocation: Invocation) throws {
+    let found = try value(invocation.argument(1), domain: invocation.argument(0), in: invocation)
+    Output.line(invocation.json ? PlistText.jsonString(found.typeName) : "Type is \(found.typeName)")
+}
+
+private func write(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    if invocation.arguments.count == 2 {
+        // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction.
+        let entries = try PlistText.parseDictionary(invocation.argument(1))
+        try transaction(in: try invocation.store.store(domain)) { t in
+            for key in t.keys where entries[key] == nil { t[key] = nil }
+            for (key, value) in entries { t[key] = value }
+        }
+        return
+    }
+    let key = invocation.argument(1)
+    let action = try WriteAction.parse(Array(invocation.arguments.dropFirst(2)))
+    try transaction(in: try invocation.store.store(domain)) { t in
+        t[key] = try action.apply(to: t[key], key: key)
+    }
+}
+
+private func delete(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    guard invocation.arguments.count == 2 else {
+        guard try invocation.store.deleteDomain(domain) else {
+            throw CLIError.notFound("Domain (\(domain)) not found.\nDefaults have not been changed.")
+        }
+        return
+    }
+    let key = invocation.argument(1)
+    let store = try existing(domain, in: invocation)
+    try transaction(in: store) { t in
+        guard t[key] != nil else { throw CLIError.notFound(missingPair(domain, key)) }
+        t[key] = nil
+    }
+}
+
+private func rename(_ invocation: Invocation) throws {
+    let (domain, old, new) = (invocation.argument(0), invocation.argument(1), invocation.argument(2))
+    try transaction(in: try existing(domain, in: invocation)) { t in
+        guard let value = t[old] else { throw CLIError.notFound(missingPair(domain, old)) }
+        t[old] = nil
+        t[new] = value
+    }
+}
+
+private func domains(_ invocation: Invocation) throws {
+    let names = try invocation.store.domains()
+    if invocation.json {
+        Output.line(PlistText.json(.array(names.map(PropertyListValue.string))))
+    } else {
+        Output.line(names.joined(separator: ", "))
+    }
+}
+
+private func find(_ invocation: Invocation) throws {
+    let word = invocation.argument(0).lowercased()
+    var found: [String: PropertyListValue] = [:]
+    for domain in try invocation.store.domains() {
+        let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
+        let matches = values.filter { key, value in
+            key.lowercased().contains(word) || PlistText.oldStyle(value).lowercased().contains(word)
+        }
+        if domain.lowercased().contains(word) {
+            found[domain] = .dictionary(values)
+        } else if !matches.isEmpty {
+            found[domain] = .dictionary(matches)
+        }
+    }
+    if invocation.json {
+        Output.line(PlistText.json(.dictionary(found)))
+    } else if found.isEmpty {
+        Output.line("No domain, key, nor value containing '\(invocation.argument(0))'")
+    } else {
+        for domain in found.keys.sorted() {
+            guard case .dictionary(let matches) = found[domain]! else { continue }
+            Output.line(
+                "Found \(matches.count) keys in domain '\(domain)': \(PlistText.oldStyle(.dictionary(matches)))"
+            )
+        }
+    }
+}
+
+private func export(_ invocation: Invocation) throws {
+    let entries = try existing(invocation.argument(0), in: invocation).snapshot()
+    let data: Data
+    do {
+        data = try PlistText.file(entries, format: invocation.format)
+    } catch {
+        throw CLIError.badInput("cannot write the domain as \(invocation.format.rawValue): \(error)")
+    }
+    let path = invocation.argument(1)
+    if path == "-" {
+        FileHandle.standardOutput.write(data)
+        return
+    }
+    do {
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+        throw CLIError.cannotWrite("cannot write \(path): \(error.localizedDescription)")
+    }
+}
+
+private func importFile(_ invocation: Invocation) throws {
+    let path = invocation.argument(1)
+    let data: Data
+    if path == "-" {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    } else {
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CLIError.cannotRead("cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+    let entries: [String: PropertyListValue]
+    do {
+        entries = try PlistText.readFile(data)
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError.badInput("\(path) is not a readable property list")
+    }
+    try transaction(in: try invocation.store.store(invocation.argument(0))) { t in
+        for (key, value) in entries { t[key] = value }
+    }
+}
+
+private func watch(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    let key = invocation.arguments.count == 2 ? invocation.argument(1) : nil
+    let store = try invocation.store.store(domain)
+    let json = invocation.json
+    let observation = store.observe { change in
+        for changedKey in change.values.keys.sorted() where key == nil || changedKey == key {
+            let value = change.values[changedKey]!
+            if json {
+                let object: PropertyListValue = .dictionary(
+                    ["domain": .string(domain), "key": .string(changedKey)].merging(
+                        value.map { ["value": $0] } ?? [:]
+                    ) { a, _ in a })
+                Output.line(
+                    PlistText.json(object).replacingOccurrences(of: "\n", with: "").replacingOccurrences(
+                        of: "  ", with: " "))
+            } else if let value {
+                Output.line("\(PlistText.quoteIfNeeded(changedKey)) = \(PlistText.oldStyle(value))")
+            } else {
+                Output.line("\(PlistText.quoteIfNeeded(changedKey)) deleted")
+            }
+        }
+    }
+    Output.error("watching \(domain)\(key.map { " \($0)" } ?? "") (Ctrl-C to stop)")
+    Output.waitForInterrupt()
+    observation.cancel()
+}
+
+private func help(_ invocation: Invocation) throws {
+    guard let name = invocation.arguments.first else {
+        Output.line(Usage.full)
+        return
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        throw CLIError.usage(
+            "no command '\(name)'; commands: \(commands.map(\.name).joined(separator: ", "))")
+    }
+    Output.line(Usage.describe(command))
+}
+
+// MARK: - Shared steps
+
+private func existing(_ domain: String, in invocation: Invocation) throws -> any PreferenceStore {
+    guard let store = try invocation.store.existingStore(domain) else {
+        throw CLIError.notFound("Domain \(domain) does not exist")
+    }
+    return store
+}
+
+private func value(_ key: String, domain: String, in invocation: Invocation) throws -> PropertyListValue {
+    guard let store = try invocation.store.existingStore(domain), let value = store.value(forKey: key) else {
+        throw CLIError.notFound(missingPair(domain, key))
+    }
+    return value
+}
+
+private func missingPair(_ domain: String, _ key: String) -> String {
+    "The domain/default pair of (\(domain), \(key)) does not exist"
+}
+
+/// Runs a store transaction, passing the tool's own errors through and naming store failures.
+private func transaction(in store: any PreferenceStore, _ body: (inout StoreTransaction) throws -> Void)
+    throws
+{
+    do {
+        try store.transaction(body)
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError.store("\(error)")
+    }
+}

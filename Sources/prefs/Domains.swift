@@ -1,0 +1,152 @@
+import Foundation
+import Prefs
+
+/// The store a `prefs` command works on, chosen with `--store`, and its domains.
+///
+/// - `default`: the platform default; on Linux one SQLite file per domain under
+///   `$XDG_CONFIG_HOME/prefs/`, the very file `Preferences.standard` of a program named DOMAIN uses.
+/// - `sqlite:FOLDER`: the same layout in another folder; `sqlite:FILE.sqlite`: one file, one domain
+///   (named after the file).
+/// - `userdefaults`: Foundation's own `UserDefaults` domains (suites).
+enum StoreChoice: Sendable {
+    case folder(String)
+    case file(String)
+    case userDefaults
+
+    static func parse(_ text: String) throws -> StoreChoice {
+        switch text {
+        case "default":
+            #if canImport(Darwin)
+                return .userDefaults
+            #else
+                return .folder((SQLiteStore.defaultPath(domain: "_") as NSString).deletingLastPathComponent)
+            #endif
+        case "userdefaults": return .userDefaults
+        case _ where text.hasPrefix("sqlite:"):
+            let path = String(text.dropFirst("sqlite:".count))
+            guard !path.isEmpty else {
+                throw CLIError.usage("--store sqlite: needs a path, as in sqlite:/var/lib/app/prefs")
+            }
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+            return path.hasSuffix(".sqlite") || (exists && !isFolder.boolValue) ? .file(path) : .folder(path)
+        case _ where text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"):
+            throw CLIError.usage(
+                "the PostgreSQL store is not built yet; use default, userdefaults or sqlite:PATH")
+        default:
+            throw CLIError.usage("unknown store '\(text)'; use default, userdefaults, sqlite:PATH")
+        }
+    }
+
+    /// Every domain that exists in the store, sorted.
+    func domains() throws -> [String] {
+        switch self {
+        case .folder(let folder):
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(".sqlite".count)) }
+                .sorted()
+        case .file(let path):
+            return FileManager.default.fileExists(atPath: path) ? [Self.domainName(ofFile: path)] : []
+        case .userDefaults:
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.foundationFolder)) ?? []
+            return names.filter { $0.hasSuffix(".plist") }.map { String($0.dropLast(".plist".count)) }
+                .sorted()
+        }
+    }
+
+    /// The store of an existing domain, or `nil` when the domain does not exist (nothing is created).
+    func existingStore(_ domain: String) throws -> (any PreferenceStore)? {
+        switch self {
+        case .folder, .file:
+            let path = try sqlitePath(domain)
+            return FileManager.default.fileExists(atPath: path) ? try openSQLite(path) : nil
+        case .userDefaults:
+            guard let defaults = UserDefaults(suiteName: domain),
+                defaults.persistentDomain(forName: domain) != nil
+            else {
+                return nil
+            }
+            return UserDefaultsStore(defaults, domainName: domain)
+        }
+    }
+
+    /// The store of a domain, created when it does not exist.
+    func store(_ domain: String) throws -> any PreferenceStore {
+        switch self {
+        case .folder, .file:
+            return try openSQLite(try sqlitePath(domain))
+        case .userDefaults:
+            guard let defaults = UserDefaults(suiteName: domain) else {
+                throw CLIError.badInput("'\(domain)' cannot be used as a UserDefaults suite name")
+            }
+            return UserDefaultsStore(defaults, domainName: domain)
+        }
+    }
+
+    /// Removes a whole domain; false when it did not exist.
+    func deleteDomain(_ domain: String) throws -> Bool {
+        switch self {
+        case .folder, .file:
+            let path = try sqlitePath(domain)
+            guard FileManager.default.fileExists(atPath: path) else { return false }
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                do {
+                    try FileManager.default.removeItem(atPath: path + suffix)
+                } catch {
+                    throw CLIError.store("cannot remove \(path + suffix): \(error.localizedDescription)")
+                }
+            }
+            return true
+        case .userDefaults:
+            guard let defaults = UserDefaults(suiteName: domain),
+                defaults.persistentDomain(forName: domain) != nil
+            else {
+                return false
+            }
+            defaults.removePersistentDomain(forName: domain)
+            guard defaults.synchronize() else {
+                throw CLIError.store("Foundation could not write the domain \(domain)")
+            }
+            return true
+        }
+    }
+
+    private func sqlitePath(_ domain: String) throws -> String {
+        guard !domain.isEmpty, !domain.contains("/"), domain != ".", domain != ".." else {
+            throw CLIError.badInput("'\(domain)' is not a domain name (no '/', not empty)")
+        }
+        switch self {
+        case .folder(let folder): return "\(folder)/\(domain).sqlite"
+        case .file(let path):
+            guard domain == Self.domainName(ofFile: path) else {
+                throw CLIError.badInput(
+                    "this store is one file with the single domain '\(Self.domainName(ofFile: path))'")
+            }
+            return path
+        case .userDefaults: preconditionFailure("not a SQLite store")
+        }
+    }
+
+    private func openSQLite(_ path: String) throws -> SQLiteStore {
+        do {
+            return try SQLiteStore(path: path)
+        } catch {
+            throw CLIError.store("\(error)")
+        }
+    }
+
+    private static func domainName(ofFile path: String) -> String {
+        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+
+    /// Where Foundation keeps `UserDefaults` plists on this platform.
+    private static var foundationFolder: String {
+        #if canImport(Darwin)
+            return NSHomeDirectory() + "/Library/Preferences"
+        #else
+            let environment = ProcessInfo.processInfo.environment
+            if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg }
+            return (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        #endif
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+import Prefs
+
+/// Text forms of values: old-style plist text (what `defaults` prints and accepts), JSON, and the
+/// XML and binary plist files of `export`/`import`.
+enum PlistText {
+    // MARK: - Printing
+
+    /// A value as `defaults read` prints it: scalars bare, collections as old-style plist text.
+    static func bare(_ value: PropertyListValue) -> String {
+        switch value {
+        case .string(let text): text
+        case .date(let date): dateFormatter.string(from: date)
+        default: oldStyle(value)
+        }
+    }
+
+    /// Old-style plist text, indented by four spaces a level.
+    static func oldStyle(_ value: PropertyListValue, indent: String = "") -> String {
+        let inner = indent + "    "
+        switch value {
+        case .bool(let flag): return flag ? "1" : "0"
+        case .integer(let number): return String(number)
+        case .double(let real): return formatReal(real)
+        case .string(let text): return quoteIfNeeded(text)
+        case .date(let date): return quote(dateFormatter.string(from: date))
+        case .data(let bytes): return "<" + bytes.map { String(format: "%02x", $0) }.joined() + ">"
+        case .array(let elements):
+            guard !elements.isEmpty else { return "(\n\(indent))" }
+            let lines = elements.map { inner + oldStyle($0, indent: inner) }
+            return "(\n" + lines.joined(separator: ",\n") + "\n\(indent))"
+        case .dictionary(let entries):
+            guard !entries.isEmpty else { return "{\n\(indent)}" }
+            let lines = entries.keys.sorted().map { key in
+                "\(inner)\(quoteIfNeeded(key)) = \(oldStyle(entries[key]!, indent: inner));"
+            }
+            return "{\n" + lines.joined(separator: "\n") + "\n\(indent)}"
+        }
+    }
+
+    static func formatReal(_ real: Double) -> String {
+        if real.isNaN { return "nan" }
+        if real.isInfinite { return real > 0 ? "inf" : "-inf" }
+        if real == real.rounded(), abs(real) < 1e15 { return String(Int64(real)) }
+        return "\(real)"
+    }
+
+    private static let bareCharacters = Set(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$+/:.-")
+
+    static func quoteIfNeeded(_ text: String) -> String {
+        !text.isEmpty && text.allSatisfy(bareCharacters.contains) ? text : quote(text)
+    }
+
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            case _ where scalar.value < 0x20: result += String(format: "\\U%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    static let dateFormatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        return formatter
+    }()
+
+    // MARK: - JSON
+
+    /// JSON for scripts: dates as ISO 8601 strings, data as base64, non-finite reals as null.
+    static func json(_ value: PropertyListValue, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .bool(let flag): return flag ? "true" : "false"
+        case .integer(let number): return String(number)
+        case .double(let real): return real.isFinite ? "\(real)" : "null"
+        case .string(let text): return jsonString(text)
+        case .date(let date): return jsonString(ISO8601DateFormatter().string(from: date))
+        case .data(let bytes): return jsonString(bytes.base64EncodedString())
+        case .array(let elements):
+            guard !elements.isEmpty else { return "[]" }
+            return "[\n" + elements.map { inner + json($0, indent: inner) }.joined(separator: ",\n")
+                + "\n\(indent)]"
+        case .dictionary(let entries):
+            guard !entries.isEmpty else { return "{}" }
+            let lines = entries.keys.sorted().map {
+                "\(inner)\(jsonString($0)): \(json(entries[$0]!, indent: inner))"
+            }
+            return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
+        }
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    // MARK: - Files
+
+    enum FileFormat: String, CaseIterable, Sendable {
+        case xml, binary, json
+    }
+
+    /// A dictionary as an XML, binary or JSON plist file.
+    static func file(_ entries: [String: PropertyListValue], format: FileFormat) throws -> Data {
+        switch format {
+        case .json:
+            return Data((json(.dictionary(entries)) + "\n").utf8)
+        case .xml, .binary:
+            return try PropertyListSerialization.data(
+                fromPropertyList: PropertyListValue.dictionary(entries).foundationObject,
+                format: format == .xml ? .xml : .binary, options: 0)
+        }
+    }
+
+    /// Reads an XML, binary or JSON plist file whose top level is a dictionary.
+    static func readFile(_ data: Data) throws -> [String: PropertyListValue] {
+        let object: Any
+        let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if trimmed.first == UInt8(ascii: "{") && !data.starts(with: Array("bplist".utf8)) {
+            // JSON (an old-style plist dictionary also starts with `{`: try that next).
+            if let parsed = try? JSONSerialization.jsonObject(with: data) {
+                object = parsed
+            } else {
+                return try parseDictionary(String(decoding: data, as: UTF8.self))
+            }
+        } else if data.starts(with: Array("bplist".utf8)) || trimmed.first == UInt8(ascii: "<") {
+            object = try silencingStandardError {
+                try PropertyListSerialization.propertyList(from: data, format: nil)
+            }
+        } else {
+            throw CLIError.badInput("not an XML, binary or JSON property list")
+        }
+        guard let value = PropertyListValue(foundationObject: object) ?? jsonValue(object),
+            case .dictionary(let entries) = value
+        else {
+            throw CLIError.badInput("the property list is not a dictionary of property-list values")
+        }
+        return entries
+    }
+
+    /// JSON numbers come back as NSNumber with no plist type distinction; map them explicitly.
+    private static func jsonValue(_ object: Any) -> PropertyListValue? {
+        switch object {
+        case is NSNull: return nil
+        case let entries as [String: Any]:
+            var result: [String: PropertyListValue] = [:]
+            for (key, element) in entries {
+                guard let value = jsonValue(element) else { return nil }
+                result[key] = value
+            }
+            return .dictionary(result)
+        case let elements as [Any]:
+            var result: [PropertyListValue] = []
+            for element in elements {
+                guard let value = jsonValue(element) else { return nil }
+                result.append(value)
+            }
+            return .array(result)
+        default:
+            return PropertyListValue(foundationObject: object)
+        }
+    }
+
+    /// Foundation on Linux logs parse errors on stderr by itself; the tool prints its own line.
+    static func silencingStandardError<Result>(_ body: () throws -> Result) rethrows -> Result {
+        fflush(nil)
+        let saved = dup(2)
+        let null = open("/dev/null", O_WRONLY)
+        dup2(null, 2)
+        close(null)
+        defer {
+            fflush(nil)
+            dup2(saved, 2)
+            close(saved)
+        }
+        return try body()
+    }
+
+    // MARK: - Parsing old-style plist text
+
+    /// Parses a value as `defaults write` does: old-style plist text, where every scalar is a
+    /// string; `{…}` is a dictionary, `(…)` an array, `<hex>` data, `"…"` a quoted string, and
+    /// anything else the string it is.
+    static func parse(_ text: String) throws -> PropertyListValue {
+        // Text that does not open a plist structure is a string as it stands (spaces and all),
+        // as `defaults write d k "hello world"` stores "hello world".
+        guard let opening = text.first(where: { !$0.isWhitespace }), "{(<\"".contains(opening) else {
+            return .string(text)
+        }
+        var parser = OldStyleParser(text)
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.isAtEnd else { throw parser.error("unexpected text after the value") }
+        return value
+    }
+
+    static func parseDictionary(_ text: String) throws -> [String: PropertyListValue] {
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("<") {
+            let object = try silencingStandardError {
+                try PropertyListSerialization.propertyList(from: Data(text.utf8), format: nil)
+            }
+            guard case .dictionary(let entries)? = PropertyListValue(foundationObject: object) else {
+                throw CLIError.badInput("the property list is not a dictionary")
+            }
+            return entries
+        }
+        guard case .dictionary(let entries) = try parse(text) else {
+            throw CLIError.badInput("expected a dictionary such as '{ key = value; }'")
+        }
+        return entries
+    }
+}
+
+/// A small recursive-descent parser for old-style (OpenStep) plist text.
+private struct OldStyleParser {
+    let characters: [Character]
+    var position = 0
+
+    init(_ text: String) { characters = Array(text) }
+
+    var isAtEnd: Bool { position >= characters.count }
+
+    func error(_ message: String) -> CLIError {
+        .badInput("malformed plist text at character \(position + 1): \(message)")
+    }
+
+    mutating func skipWhitespace() {
+        while !isAtEnd, characters[position].isWhitespace { position += 1 }
+    }
+
+    mutating func parseValue(depth: Int = 0) throws -> PropertyListValue {
+        guard depth < 256 else { throw error("nested too deeply") }
+        skipWhitespace()
+        guard !isAtEnd else { throw error("a value is missing") }
+        switch characters[position] {
+        case "{": return try parseDictionary(depth: depth)
+        case "(": return try parseArray(depth: depth)
+        case "<": return try parseData()
+        case "\"": return .string(try parseQuoted())
+        default: return .string(try parseBare())
+        }
+    }
+
+    mutating func parseDictionary(depth: Int) throws -> PropertyListValue {
+        position += 1
+        var entries: [String: PropertyListValue] = [:]
+        while true {
+            skipWhitespace()
+            guard !isAtEnd else { throw error("'}' is missing") }
+            if characters[position] == "}" {
+                position += 1
+                return .dictionary(entries)
+            }
+            let key = characters[position] == "\"" ? try parseQuoted() : try parseBare()
+            skipWhitespace()
+            guard !isAtEnd, characters[position] == "=" else {
+                throw error("'=' expected after the key \"\(key)\"")
+            }
+            position += 1
+            entries[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            guard !isAtEnd, characters[position] == ";" else {
+                throw error("';' expected after the value of \"\(key)\"")
+            }
+            position += 1
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws -> PropertyListValue {
+        position += 1
+        var elements: [PropertyListValue] = []
+        skipWhitespace()
+        if !isAtEnd, characters[position] == ")" {
+            position += 1
+            return .array([])
+        }
+        while true {
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard !isAtEnd else { throw error("')' is missing") }
+            if characters[position] == ")" {
+                position += 1
+                return .array(elements)
+            }
+            guard characters[position] == "," else { throw error("',' or ')' expected") }
+            position += 1
+        }
+    }
+
+    mutating func parseData() throws -> PropertyListValue {
+        position += 1
+        var hex = ""
+        while !isAtEnd, characters[position] != ">" {
+            if !characters[position].isWhitespace { hex.append(characters[position]) }
+            position += 1
+        }
+        guard !isAtEnd else { throw error("'>' is missing") }
+        position += 1
+        guard let bytes = Hex.decode(hex) else { throw error("data must be hexadecimal digits in pairs") }
+        return .data(bytes)
+    }
+
+    mutating func parseQuoted() throws -> String {
+        position += 1
+        var result = ""
+        while !isAtEnd {
+            let character = characters[position]
+            position += 1
+            if character == "\"" { return result }
+            guard character == "\\" else {
+                result.append(character)
+                continue
+            }
+            guard !isAtEnd else { break }
+            let escaped = characters[position]
+            position += 1
+            switch escaped {
+            case "n": result.append("\n")
+            case "t": result.append("\t")
+            case "r": result.append("\r")
+            case "U", "u":
+                let digits = String(characters[position..<min(position + 4, characters.count)])
+                guard digits.count == 4, let code = UInt32(digits, radix: 16),
+                    let scalar = Unicode.Scalar(code)
+                else {
+                    throw error("\\U needs four hexadecimal digits")
+                }
+                position += 4
+                result.unicodeScalars.append(scalar)
+            default: result.append(escaped)
+            }
+        }
+        throw error("a closing '\"' is missing")
+    }
+
+    mutating func parseBare() throws -> String {
+        let start = position
+        while !isAtEnd, !characters[position].isWhitespace, !"{}()<>=;,\"".contains(characters[position]) {
+            position += 1
+        }
+        guard position > start else { throw error("unexpected '\(characters[position])'") }
+        return String(characters[start..<position])
+    }
+}
+
+enum Hex {
+    static func decode(_ text: String) -> Data? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes = Data(capacity: digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
