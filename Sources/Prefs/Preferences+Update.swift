@@ -43,6 +43,24 @@ extension Preferences {
             for key in keys { transaction[key.name] = nil }
         }
 
+        /// The stored form of the value under a raw key name, as the update sees it.
+        ///
+        /// ```swift
+        /// if case .integer(let old)? = p.rawValue("volume_percent") { … }
+        /// ```
+        public func rawValue(_ key: String) -> PropertyListValue? {
+            transaction[key]
+        }
+
+        /// Stages storing a stored-form value under a raw key name (`nil` removes it).
+        ///
+        /// ```swift
+        /// p.setRawValue(.double(0.5), "volume")
+        /// ```
+        public mutating func setRawValue(_ value: PropertyListValue?, _ key: String) {
+            transaction[key] = value
+        }
+
         /// Whether a value is stored for `key`, as the update sees it.
         ///
         /// ```swift

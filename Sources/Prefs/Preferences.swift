@@ -146,8 +146,9 @@ public struct Preferences: Sendable {
         diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
     }
 
-    /// Removes the named keys, or every key when `names` is nil, in one transaction.
-    private func remove(_ names: [String]?) {
+    /// Removes the named keys, or every key when `names` is nil, in one transaction; a failure is
+    /// reported to the diagnostics.
+    func remove(_ names: [String]?) {
         do {
             try store.transaction { transaction in
                 for name in names ?? transaction.keys { transaction[name] = nil }

@@ -78,8 +78,10 @@ extension Preferences.Keys {
     }
 
     @Test func emptyKeyNameIsAProgrammingError() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Preferences.Key<Int>("", default: 0)
         }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("the name must not be empty"), "\(message)")
     }
 }

@@ -15,6 +15,8 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         /// A write that cannot throw (the subscript setter, `reset`, `removeAll`) failed; the
         /// stored value is as it was.
         case writeFailed(PreferenceError)
+        /// A group migration found an old value that does not fit its property and left it in place.
+        case migrationLeftInPlace(GroupMigrationReport.Mismatch)
     }
 
     /// The key concerned.
@@ -35,6 +37,8 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
             "prefs: \"\(key)\" in \(store): \(cause); using the default"
         case .writeFailed(let error):
             "prefs: \(error); the stored value is unchanged"
+        case .migrationLeftInPlace(let mismatch):
+            "prefs: migrating in \(store): \(mismatch)"
         }
     }
 }
@@ -98,6 +102,7 @@ extension PreferenceIssue {
         switch kind {
         case .readFellBackToDefault: "read"
         case .writeFailed: "write"
+        case .migrationLeftInPlace: "migration"
         }
     }
 }

@@ -141,6 +141,28 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
+    /// Runs `body`, running it again while SQLite answers `SQLITE_BUSY` or `SQLITE_LOCKED`, until
+    /// `timeout` has passed.
+    ///
+    /// The busy timeout alone is not enough: SQLite returns `SQLITE_BUSY` at once, without calling
+    /// the busy handler, in some cases (another connection switching the file to WAL or recovering
+    /// it, for example). Only use it around steps that leave nothing behind when they fail.
+    func retryingWhileBusy<Result>(timeout: Duration, _ body: () throws -> Result) throws -> Result {
+        let deadline = ContinuousClock.now + timeout
+        var pause = 1
+        while true {
+            do {
+                return try body()
+            } catch let failure as Failure
+                where failure.primaryCode == SQLITE_BUSY || failure.primaryCode == SQLITE_LOCKED
+            {
+                guard ContinuousClock.now < deadline else { throw failure }
+                usleep(UInt32(1_000 * Int.random(in: 1...pause)))
+                pause = min(pause * 2, 50)
+            }
+        }
+    }
+
     /// The number of rows the last statement changed.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -51,15 +51,17 @@ extension SQLiteStore {
             connection.setBusyTimeout(
                 milliseconds: Int32(clamping: options.busyTimeout.components.seconds * 1000))
             // The first statement reads the header: a file that is not SQLite fails here.
-            if readOnly {
-                _ = try connection.integer("PRAGMA user_version")
-            } else {
-                _ = try connection.text("PRAGMA journal_mode=WAL")
-                try connection.execute(
-                    "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
-                try createSchema(connection, path: path)
+            return try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                if readOnly {
+                    _ = try connection.integer("PRAGMA user_version")
+                } else {
+                    _ = try connection.text("PRAGMA journal_mode=WAL")
+                    try connection.execute(
+                        "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
+                    try createSchema(connection, path: path)
+                }
+                return try load(connection, path: path)
             }
-            return try load(connection, path: path)
         } catch let failure as SQLiteConnection.Failure {
             throw SQLiteStoreError(path: path, failure)
         }
@@ -80,8 +82,12 @@ extension SQLiteStore {
             throw SQLiteStoreError(
                 path: path, kind: .cannotOpen, detail: "cannot create the folder: \(error)")
         }
-        guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw SQLiteStoreError(path: path, kind: .cannotOpen, detail: "cannot create the file")
+        // Not `FileManager.createFile`: it writes a temporary file and renames it over the path, so
+        // two processes creating the store at once could replace a file the other already uses.
+        // `O_CREAT` without `O_TRUNC` creates the file or leaves an existing one alone.
+        if let failure = createWithoutReplacing(path) {
+            throw SQLiteStoreError(
+                path: path, kind: .cannotOpen, detail: "cannot create the file: \(failure)")
         }
     }
 
@@ -187,4 +193,12 @@ extension SQLiteStore {
         }
         return destination
     }
+}
+
+/// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
+private func createWithoutReplacing(_ path: String) -> String? {
+    let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+    close(descriptor)
+    return nil
 }

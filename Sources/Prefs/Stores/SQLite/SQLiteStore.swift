@@ -134,7 +134,11 @@ public final class SQLiteStore: PreferenceStore {
         -> Result
     {
         let connection = database.connection
-        try perform { try connection.execute("BEGIN IMMEDIATE") }
+        try perform {
+            try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                try connection.execute("BEGIN IMMEDIATE")
+            }
+        }
         var deferred: [String: PropertyListValue?] = [:]
         do {
             deferred = pending.withLock { pending in

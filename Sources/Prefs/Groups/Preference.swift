@@ -1,0 +1,133 @@
+import Foundation
+import Observation
+
+/// A property of a ``PreferenceGroup`` that is a preference: its key is the property's name (or
+/// the name given), its default the initial value.
+///
+/// ```swift
+/// final class Settings: PreferenceGroup {
+///     @Preference var name = ""
+///     @Preference("launch_count") var launches = 0
+/// }
+/// ```
+///
+/// Reads and writes go straight to the group's preferences; the key is resolved once, when the
+/// group is created.
+@propertyWrapper
+public struct Preference<Value: PreferenceValue>: Sendable {
+    let slot: PreferenceSlot
+
+    /// A preference keyed by the property's name.
+    ///
+    /// ```swift
+    /// @Preference var volume = 0.5
+    /// ```
+    public init(wrappedValue defaultValue: Value) {
+        slot = PreferenceSlot(explicitName: nil, defaultValue: defaultValue)
+    }
+
+    /// A preference with an explicit key.
+    ///
+    /// ```swift
+    /// @Preference("launch_count") var launches = 0
+    /// ```
+    public init(wrappedValue defaultValue: Value, _ key: String) {
+        precondition(!key.isEmpty, "@Preference: an explicit key must not be empty")
+        slot = PreferenceSlot(explicitName: key, defaultValue: defaultValue)
+    }
+
+    /// An optional preference, `nil` by default, keyed by the property's name.
+    ///
+    /// ```swift
+    /// @Preference var nickname: String?
+    /// ```
+    public init<Wrapped>() where Value == Wrapped? {
+        slot = PreferenceSlot(explicitName: nil, defaultValue: Value?.none as Any)
+    }
+
+    /// Only available inside a ``PreferenceGroup`` subclass.
+    @available(*, unavailable, message: "@Preference is only available on properties of a PreferenceGroup")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Preference is only available on properties of a PreferenceGroup") }
+        // swift-format-ignore: NoSetterWithoutGetter
+        set { preconditionFailure("@Preference is only available on properties of a PreferenceGroup") }
+    }
+
+    /// Reads and writes the value through the enclosing group's preferences, with observation.
+    public static subscript<Group: PreferenceGroup>(
+        _enclosingInstance group: Group,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Group, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Group, Preference<Value>>
+    ) -> Value {
+        get {
+            let slot = group[keyPath: storageKeyPath].slot
+            slot.rememberKeyPath(wrappedKeyPath, of: group)
+            group.observationRegistrar.access(group, keyPath: wrappedKeyPath)
+            return group.preferences[slot.key(Value.self)]
+        }
+        set {
+            let slot = group[keyPath: storageKeyPath].slot
+            slot.rememberKeyPath(wrappedKeyPath, of: group)
+            group.observationRegistrar.withMutation(of: group, keyPath: wrappedKeyPath) {
+                group.preferences[slot.key(Value.self)] = newValue
+            }
+        }
+    }
+}
+
+/// What a `@Preference` property knows about itself, shared by every copy of the wrapper: its key
+/// (resolved once, when the group is created) and how to tell observers it changed.
+final class PreferenceSlot: @unchecked Sendable {
+    let explicitName: String?
+    let defaultValue: Any
+    // Set once in `PreferenceGroup.init` (before the group is used), then only read.
+    private(set) var key: Preferences.Keys?
+    // Set at the first access through the property; guarded by `lock`.
+    private var notifyChange: (@Sendable () -> Void)?
+    private let lock = NSLock()
+
+    init(explicitName: String?, defaultValue: Any) {
+        self.explicitName = explicitName
+        self.defaultValue = defaultValue
+    }
+
+    // Set with `key`: whether a stored value decodes as the property's type (for migrations).
+    private(set) var accepts: @Sendable (PropertyListValue) -> Bool = { _ in false }
+
+    func bind<Value: PreferenceValue>(name: String, as type: Value.Type) {
+        key = Preferences.Key<Value>(name, default: defaultValue as! Value)
+        accepts = { (try? Value.deserialize($0)) != nil }
+    }
+
+    func key<Value: PreferenceValue>(_ type: Value.Type) -> Preferences.Key<Value> {
+        // Bound in `PreferenceGroup.init` for every @Preference property.
+        key as! Preferences.Key<Value>
+    }
+
+    /// Remembers how to announce a change of this property to observers, when another handle or
+    /// process changes its key.
+    func rememberKeyPath<Group: PreferenceGroup, Value>(
+        _ keyPath: ReferenceWritableKeyPath<Group, Value>, of group: Group
+    ) {
+        lock.withLock {
+            guard notifyChange == nil else { return }
+            let target = WeakGroup(group)
+            nonisolated(unsafe) let keyPath = keyPath
+            notifyChange = {
+                guard let group = target.group as? Group else { return }
+                group.observationRegistrar.withMutation(of: group, keyPath: keyPath) {}
+            }
+        }
+    }
+
+    func announceChange() {
+        lock.withLock { notifyChange }?()
+    }
+}
+
+/// A weak reference that can cross threads: the group itself is only used through its thread-safe
+/// registrar and preferences.
+struct WeakGroup: @unchecked Sendable {
+    weak var group: PreferenceGroup?
+    init(_ group: PreferenceGroup) { self.group = group }
+}

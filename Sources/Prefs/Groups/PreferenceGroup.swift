@@ -1,0 +1,107 @@
+import Foundation
+import Observation
+
+/// A class whose properties are preferences, each property's name its key: the XBUserDefaults /
+/// GVUserDefaults idea, with no `@dynamic` and no macro.
+///
+/// ```swift
+/// final class Settings: PreferenceGroup {
+///     @Preference var name = ""
+///     @Preference var age = 0
+///     @Preference("launch_count") var launches = 0   // an explicit key
+/// }
+/// let settings = Settings()           // or Settings(preferences: prefs, keyPrefix: "app.")
+/// settings.name = "Xiaobing"          // stored under "name"
+/// ```
+///
+/// The keys come from reflection once, when the group is created; after that a property access
+/// costs a read or write of the preferences and nothing more. Two properties that map to the same
+/// key stop the program at creation with a message naming both.
+///
+/// A group is `Observable`: `withObservationTracking` (and SwiftUI) see a property change, whether
+/// it is made through the group or through any handle on the same store (or another process, for
+/// stores that watch other processes). Changes made elsewhere are announced on the store's
+/// delivery queue, once the property has been read through the group.
+open class PreferenceGroup: Observable {
+    /// The preferences the properties are stored in.
+    public let preferences: Preferences
+    /// What goes before every property's key ("" for none).
+    public let keyPrefix: String
+    /// Each property's name and the key it is stored under (a subclass's properties first).
+    public private(set) var propertyKeys: [(property: String, key: String)] = []
+
+    let observationRegistrar = ObservationRegistrar()
+    private var slotsByKey: [String: PreferenceSlot] = [:]
+    private var storeObservation: StoreObservation?
+
+    /// Creates the group over `preferences`, its keys prefixed with `keyPrefix`.
+    ///
+    /// ```swift
+    /// let settings = Settings(preferences: Preferences(store: MemoryStore()), keyPrefix: "v2.")
+    /// ```
+    public required init(preferences: Preferences = .standard, keyPrefix: String = "") {
+        self.preferences = preferences
+        self.keyPrefix = keyPrefix
+        bindProperties()
+        let slots = slotsByKey
+        storeObservation = preferences.store.observe { change in
+            for key in change.values.keys { slots[key]?.announceChange() }
+        }
+    }
+
+    /// Returns every property of the group to its default, in one transaction.
+    ///
+    /// ```swift
+    /// settings.reset()
+    /// ```
+    public func reset() {
+        preferences.remove(propertyKeys.map(\.key))
+        for slot in slotsByKey.values { slot.announceChange() }
+    }
+
+    /// The key of a property, by its name.
+    func key(ofProperty property: String) -> String? {
+        propertyKeys.first { $0.property == property }?.key
+    }
+
+    func slot(forKey key: String) -> PreferenceSlot? { slotsByKey[key] }
+
+    /// Finds the `@Preference` properties by reflection, subclasses first, and gives each its key.
+    private func bindProperties() {
+        var mirror: Mirror? = Mirror(reflecting: self)
+        var found: [(name: String, key: String, preference: any BindablePreference)] = []
+        while let current = mirror, current.subjectType != PreferenceGroup.self {
+            for child in current.children {
+                guard let label = child.label, let preference = child.value as? any BindablePreference else {
+                    continue
+                }
+                // A property wrapper's storage is the property's name with a leading underscore.
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                found.append((name, keyPrefix + (preference.slot.explicitName ?? name), preference))
+            }
+            mirror = current.superclassMirror
+        }
+        var owners: [String: String] = [:]
+        for entry in found {
+            if let other = owners[entry.key] {
+                preconditionFailure(
+                    "\(type(of: self)): the properties '\(other)' and '\(entry.name)' are both stored under the key '\(entry.key)'; give one an explicit key with @Preference(\"…\")"
+                )
+            }
+            owners[entry.key] = entry.name
+            entry.preference.bind(name: entry.key)
+            slotsByKey[entry.key] = entry.preference.slot
+        }
+        propertyKeys = found.map { ($0.name, $0.key) }
+    }
+}
+
+/// A `@Preference` property seen through reflection, whose key can be bound without its type.
+protocol BindablePreference {
+    var slot: PreferenceSlot { get }
+    func bind(name: String)
+}
+
+extension Preference: BindablePreference {
+    func bind(name: String) { slot.bind(name: name, as: Value.self) }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// What ``PreferenceGroup/migrate(from:)`` did.
+///
+/// ```swift
+/// let report = try settings.migrate(from: ["name": "test_name", "age": "test_age"])
+/// for left in report.leftInPlace { print(left) }
+/// ```
+public struct GroupMigrationReport: Sendable, Equatable {
+    /// An old value whose type does not fit its property: left where it was, untouched.
+    public struct Mismatch: Sendable, Equatable, CustomStringConvertible {
+        /// The property it was meant for.
+        public let property: String
+        /// The old key it is still stored under.
+        public let oldKey: String
+        /// The value found there.
+        public let found: PropertyListValue
+
+        /// One line: which value stayed and why.
+        public var description: String {
+            "\"\(oldKey)\" holds \(found), which does not fit the property '\(property)'; left in place"
+        }
+    }
+
+    /// The properties whose old values were moved to their new keys.
+    public let moved: [String]
+    /// The old values that did not fit and were left in place.
+    public let leftInPlace: [Mismatch]
+    /// True when the migration had run before, so this call did nothing.
+    public let alreadyRan: Bool
+}
+
+extension PreferenceGroup {
+    /// Moves values written the old way into the group's properties, once, type-checked.
+    ///
+    /// `mapping` maps a property's name to the raw key the value used to be stored under. Each old
+    /// value whose type fits its property is copied to the property's key and the old key removed;
+    /// a value whose type does not fit is left where it is, untouched, reported in the result and
+    /// to the diagnostics. A marker in the store records that the migration ran: a second call does
+    /// nothing. The whole migration is one transaction (atomic across processes on a SQLite store).
+    ///
+    /// ```swift
+    /// try settings.migrate(from: ["name": "test_name", "age": "test_age"])
+    /// ```
+    ///
+    /// A name in `mapping` that is not a `@Preference` property of the group throws
+    /// ``MigrationError/unknownProperty(_:group:)`` before anything changes.
+    @discardableResult
+    public func migrate(from mapping: [String: String]) throws -> GroupMigrationReport {
+        var targets: [(property: String, oldKey: String, newKey: String, slot: PreferenceSlot)] = []
+        for (property, oldKey) in mapping.sorted(by: { $0.key < $1.key }) {
+            guard let newKey = key(ofProperty: property), let slot = slot(forKey: newKey) else {
+                throw MigrationError.unknownProperty(property, group: "\(type(of: self))")
+            }
+            targets.append((property, oldKey, newKey, slot))
+        }
+        let marker = "PrefsMigration.\(type(of: self)).\(keyPrefix)"
+        let report = try preferences.store.transaction { transaction -> GroupMigrationReport in
+            guard transaction[marker] == nil else {
+                return GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true)
+            }
+            var moved: [String] = []
+            var mismatches: [GroupMigrationReport.Mismatch] = []
+            for target in targets {
+                guard target.oldKey != target.newKey, let old = transaction[target.oldKey] else { continue }
+                if target.slot.accepts(old) {
+                    transaction[target.newKey] = old
+                    transaction[target.oldKey] = nil
+                    moved.append(target.property)
+                } else {
+                    mismatches.append(.init(property: target.property, oldKey: target.oldKey, found: old))
+                }
+            }
+            transaction[marker] = .date(Date())
+            return GroupMigrationReport(moved: moved, leftInPlace: mismatches, alreadyRan: false)
+        }
+        for mismatch in report.leftInPlace {
+            preferences.diagnostics.report(
+                PreferenceIssue(
+                    key: mismatch.oldKey, store: preferences.store.description,
+                    kind: .migrationLeftInPlace(mismatch)))
+        }
+        return report
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+@Suite struct GroupMigrationTests {
+    @Test(arguments: StoreKind.allCases)
+    func oldValuesThatFitMoveOnceAndMismatchesStay(store: StoreKind) throws {
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(store.makeStore())
+        try prefs.store.setValue(.string("test"), forKey: "test_name")
+        try prefs.store.setValue(.string("not a number"), forKey: "test_age")
+        try prefs.store.setValue(.integer(12), forKey: "old_launches")
+        let settings = Settings(preferences: prefs)
+
+        let report = try settings.migrate(from: [
+            "name": "test_name", "age": "test_age", "launches": "old_launches",
+        ])
+        #expect(report.moved == ["launches", "name"])
+        #expect(report.leftInPlace.map(\.oldKey) == ["test_age"])
+        #expect(settings.name == "test")
+        #expect(settings.launches == 12)
+        #expect(settings.age == 0)
+        #expect(prefs.store.value(forKey: "test_name") == nil, "a moved value's old key is removed")
+        #expect(
+            prefs.store.value(forKey: "test_age") == .string("not a number"), "a mismatch is left untouched")
+        #expect(issues.issues.map(\.key) == ["test_age"], "and reported")
+
+        // Once only: a second call changes nothing, even with new old-style values around.
+        try prefs.store.setValue(.string("again"), forKey: "test_name")
+        let second = try settings.migrate(from: ["name": "test_name"])
+        #expect(second.alreadyRan)
+        #expect(settings.name == "test")
+        #expect(prefs.store.value(forKey: "test_name") == .string("again"))
+    }
+
+    @Test func anUnknownPropertyThrowsBeforeAnythingChanges() throws {
+        let prefs = IssueRecorder().preferences(MemoryStore(["test_name": .string("x")]))
+        let settings = Settings(preferences: prefs)
+        #expect(throws: MigrationError.self) {
+            try settings.migrate(from: ["name": "test_name", "shoeSize": "s"])
+        }
+        #expect(prefs.storedKeys == ["test_name"])
+        #expect(
+            try !settings.migrate(from: ["name": "test_name"]).alreadyRan, "the failed call left no marker")
+    }
+
+    @Test func theMigrationIsOneAtomicStep() throws {
+        let store = FailingStore(["test_name": .string("x"), "test_age": .integer(3)])
+        let settings = Settings(preferences: IssueRecorder().preferences(store))
+        #expect(throws: FailingStore.DiskFull.self) {
+            try settings.migrate(from: ["name": "test_name", "age": "test_age"])
+        }
+        #expect(store.snapshot() == ["test_name": .string("x"), "test_age": .integer(3)])
+    }
+}
+
+@Suite struct VersionedMigrationTests {
+    static let steps: [PreferenceMigration] = [
+        .rename("user_name", to: "username", version: 1),
+        .transform("volume", version: 2) { old in
+            guard case .integer(let percent) = old else { return old }
+            return .double(Double(percent) / 100)
+        },
+        .remove("legacyFlag", version: 3),
+        .custom(version: 4, "count launches") { p in p[.launchCount] += 1 },
+    ]
+
+    @Test(arguments: StoreKind.allCases)
+    func stepsRunInOrderEachExactlyOnce(store: StoreKind) throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        try prefs.store.setValue(.string("Zhuo"), forKey: "user_name")
+        try prefs.store.setValue(.integer(80), forKey: "volume")
+        try prefs.store.setValue(.bool(true), forKey: "legacyFlag")
+
+        #expect(try prefs.migrate(Self.steps) == 4)
+        #expect(prefs[.username] == "Zhuo")
+        #expect(prefs[.volume] == 0.8)
+        #expect(!prefs.storedKeys.contains("legacyFlag") && !prefs.storedKeys.contains("user_name"))
+        #expect(prefs[.launchCount] == 1)
+        #expect(prefs.store.value(forKey: "PrefsMigrationVersion") == .integer(4))
+
+        #expect(try prefs.migrate(Self.steps) == 4)
+        #expect(prefs[.launchCount] == 1, "a second run applies nothing")
+
+        let more = Self.steps + [.custom(version: 7, "one more") { p in p[.launchCount] += 10 }]
+        #expect(try prefs.migrate(more) == 7)
+        #expect(prefs[.launchCount] == 11, "only the new step runs")
+    }
+
+    @Test func aFailingStepStopsKeepsEarlierStepsAndNamesItself() throws {
+        struct Broken: Error {}
+        let prefs = IssueRecorder().preferences(
+            MemoryStore(["user_name": .string("Z"), "volume": .integer(50)]))
+        let steps: [PreferenceMigration] = [
+            .rename("user_name", to: "username", version: 1),
+            .custom(version: 2, "break halfway") { p in
+                p[.volume] = 0.1
+                throw Broken()
+            },
+            .remove("volume", version: 3),
+        ]
+        #expect {
+            try prefs.migrate(steps)
+        } throws: { error in
+            guard case MigrationError.stepFailed(let version, let name, let underlying) = error else {
+                return false
+            }
+            return version == 2 && name == "break halfway" && underlying is Broken
+                && "\(error)".contains("migration step 2 (break halfway) failed")
+        }
+        #expect(prefs[.username] == "Z", "step 1 is kept")
+        #expect(
+            prefs.store.value(forKey: "volume") == .integer(50),
+            "nothing of step 2 is applied, step 3 never ran")
+        #expect(prefs.store.value(forKey: "PrefsMigrationVersion") == .integer(1))
+    }
+
+    @Test func stepsOutOfOrderAreRefused() {
+        let prefs = IssueRecorder().preferences()
+        #expect(throws: MigrationError.self) {
+            try prefs.migrate([.remove("a", version: 2), .remove("b", version: 2)])
+        }
+    }
+}
