@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "Prefs", targets: ["Prefs"]),
         .executable(name: "prefs", targets: ["prefs"]),
+        .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
+        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .target(
@@ -20,12 +22,24 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
+        // PostgresStore, a product of its own so the core needs no libpq.
+        .target(name: "PrefsPostgres", dependencies: ["Prefs", "CLibPQ"]),
+        .systemLibrary(
+            name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The command-line tool: macOS `defaults` for every store.
         .executableTarget(name: "prefs", dependencies: ["Prefs"]),
+        // The benchmarks: `swift run -c release prefs-bench` (raw SQLite is its baseline).
+        .executableTarget(
+            name: "prefs-bench",
+            dependencies: [
+                "Prefs", .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
+            ]
+        ),
         // A small program the tests start as a separate process (cross-process behaviour).
-        .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs"]),
+        .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs", "PrefsPostgres"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),
         .testTarget(name: "PrefsCLITests", dependencies: ["prefs", "PrefsTestHelper"]),
+        .testTarget(name: "PrefsPostgresTests", dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper"]),
     ],
     swiftLanguageModes: [.v6]
 )

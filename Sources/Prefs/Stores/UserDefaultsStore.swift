@@ -53,15 +53,24 @@ public final class UserDefaultsStore: PreferenceStore {
         self.init(defaults, domainName: suiteName)
     }
 
+    /// Whether every write is synchronized to disk before it returns (Linux only; Apple platforms
+    /// persist writes by themselves).
+    public let synchronizesEachWrite: Bool
+
     /// A store over a given `UserDefaults`; `domainName` is the persistent domain its keys are
     /// listed from (when `nil`, every key the object sees is listed, registered defaults too).
     ///
     /// ```swift
     /// let store = UserDefaultsStore(UserDefaults(suiteName: "tests")!, domainName: "tests")
     /// ```
-    public init(_ defaults: UserDefaults, domainName: String? = nil) {
+    ///
+    /// `synchronizesEachWrite: false` leaves writes in Foundation's memory until someone calls
+    /// `synchronize()` (on Linux a crash or exit loses them): faster, and as plain `UserDefaults`
+    /// behaves there.
+    public init(_ defaults: UserDefaults, domainName: String? = nil, synchronizesEachWrite: Bool = true) {
         self.defaults = defaults
         self.domainName = domainName
+        self.synchronizesEachWrite = synchronizesEachWrite
         self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
     }
 
@@ -172,10 +181,12 @@ public final class UserDefaultsStore: PreferenceStore {
             recordAsKnown(writes)
             // Foundation on Linux keeps writes in memory until `synchronize()`; when that fails,
             // put the old values back so memory and disk agree and nothing half-written remains.
-            let previous = Dictionary(
-                uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0)) })
+            let previous =
+                synchronizesEachWrite
+                ? Dictionary(uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0)) })
+                : [:]
             write(writes.mapValues { $0?.foundationObject })
-            if !defaults.synchronize() {
+            if synchronizesEachWrite && !defaults.synchronize() {
                 write(previous)
                 recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
                 throw PreferenceError(

@@ -9,8 +9,13 @@ extension PropertyListValue {
     /// ```
     public init?(foundationObject object: Any) {
         // Native Swift values first: an `NSNumber` holding 1 also casts to `Bool`, a native `Int` does not.
+        // Ordered by how often each type is stored and how cheap its cast is: reads of plain
+        // `UserDefaults` values go through here.
         switch object {
         case let value as String: self = .string(value)
+        case is NSNumber:
+            guard let number = PropertyListValue(number: object) else { return nil }
+            self = number
         case let value as Date: self = .date(value)
         case let value as Data: self = .data(value)
         case let value as [Any]:

@@ -35,19 +35,20 @@ enum TestFiles {
 }
 
 /// Fresh `UserDefaults` suites, kept out of the user's real configuration folder.
+///
+/// Foundation on Linux reads `XDG_CONFIG_HOME` once, at launch, so setting it here would be too
+/// late; a suite named by an absolute path is kept in that file instead (`<path>.plist`).
+/// Helper processes are given their own `XDG_CONFIG_HOME` when they start.
 enum TestDefaults {
-    /// A folder for this test process's Foundation plists, set before Foundation first reads it.
-    static let configHome: URL = {
+    static let folder: URL = {
         let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("prefs-tests-\(ProcessInfo.processInfo.processIdentifier)")
+            .appendingPathComponent("prefs-defaults-tests-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        setenv("XDG_CONFIG_HOME", folder.path, 1)
         return folder
     }()
 
     static func uniqueSuiteName() -> String {
-        _ = configHome
-        return "prefs.tests.\(UUID().uuidString)"
+        folder.appendingPathComponent("prefs.tests.\(UUID().uuidString)").path
     }
 
     static func makeStore() -> UserDefaultsStore {

@@ -19,7 +19,9 @@ var failures = 0
     }
 }
 
-let suite = "prefs.classic.\(ProcessInfo.processInfo.processIdentifier)"
+// An absolute path: Foundation keeps the suite in that file, not in the user's ~/.config.
+let suite = (NSTemporaryDirectory() as NSString).appendingPathComponent(
+    "prefs.classic.\(ProcessInfo.processInfo.processIdentifier)")
 let plain = UserDefaults(suiteName: suite)!
 let prefs = Preferences(store: UserDefaultsStore(suiteName: suite))
 

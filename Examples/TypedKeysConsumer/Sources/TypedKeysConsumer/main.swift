@@ -43,7 +43,9 @@ var failures = 0
     check(prefs[key] == value, "\(name) through \(prefs.store)")
 }
 
-let suite = "prefs.consumer.\(ProcessInfo.processInfo.processIdentifier)"
+// An absolute path: Foundation keeps the suite in that file, not in the user's ~/.config.
+let suite = (NSTemporaryDirectory() as NSString).appendingPathComponent(
+    "prefs.consumer.\(ProcessInfo.processInfo.processIdentifier)")
 let stores: [any PreferenceStore] = [MemoryStore(), UserDefaultsStore(suiteName: suite)]
 for store in stores {
     let prefs = Preferences(store: store)
@@ -94,6 +96,7 @@ for store in stores {
 }
 designUsage()
 Preferences.standard.reset(.volume)
+UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite)
 
 if failures > 0 {
     print("\(failures) checks failed")

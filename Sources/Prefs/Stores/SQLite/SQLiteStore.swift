@@ -136,7 +136,7 @@ public final class SQLiteStore: PreferenceStore {
         let connection = database.connection
         try perform {
             try connection.retryingWhileBusy(timeout: options.busyTimeout) {
-                try connection.execute("BEGIN IMMEDIATE")
+                try connection.run("BEGIN IMMEDIATE")
             }
         }
         var deferred: [String: PropertyListValue?] = [:]
@@ -153,7 +153,7 @@ public final class SQLiteStore: PreferenceStore {
             let writes = transaction.writes
             let sequence = database.lastSequence + 1
             try store(deferred.merging(writes) { _, new in new }, sequence: sequence, on: connection)
-            try perform { try connection.execute("COMMIT") }
+            try perform { try connection.run("COMMIT") }
             database.lastSequence = sequence
             values.withLock { values in
                 for (key, value) in writes { values[key] = value }
@@ -162,7 +162,7 @@ public final class SQLiteStore: PreferenceStore {
             observers.publish(StoreChange(values: writes))
             return result
         } catch {
-            try? connection.execute("ROLLBACK")
+            try? connection.run("ROLLBACK")
             restorePending(deferred)
             throw error
         }
@@ -190,6 +190,10 @@ public final class SQLiteStore: PreferenceStore {
     /// cache (except keys with a deferred write of ours, which will win), and tells observers.
     func catchUp(_ database: inout Database, keeping ownKeys: Set<String> = []) throws {
         let connection = database.connection
+        // `data_version` changes only when another connection commits: when it has not, there is
+        // nothing to read, and a write costs no extra query.
+        let version = try perform { try connection.integer("PRAGMA data_version") } ?? 0
+        guard version != database.dataVersion else { return }
         var changed: [String: PropertyListValue?] = [:]
         var highest = database.lastSequence
         try perform {
@@ -204,7 +208,7 @@ public final class SQLiteStore: PreferenceStore {
             }
         }
         database.lastSequence = highest
-        database.dataVersion = try perform { try connection.integer("PRAGMA data_version") } ?? 0
+        database.dataVersion = version
         let pendingKeys = pending.withLock { Set($0.writes.keys) }.union(ownKeys)
         changed = changed.filter { !pendingKeys.contains($0.key) }
         guard !changed.isEmpty else { return }
@@ -218,12 +222,7 @@ public final class SQLiteStore: PreferenceStore {
     ///
     /// Called by the refresh timer; `PRAGMA data_version` costs about a microsecond.
     private func refreshFromOtherProcesses() {
-        database.withLock { database in
-            guard let version = try? database.connection.integer("PRAGMA data_version"),
-                version != database.dataVersion
-            else { return }
-            try? catchUp(&database)
-        }
+        database.withLock { database in _ = try? catchUp(&database) }
     }
 
     /// Runs a SQLite call, turning its failure into an ``SQLiteStoreError`` naming this file.

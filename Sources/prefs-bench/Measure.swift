@@ -1,0 +1,56 @@
+import Foundation
+
+/// Timing helpers: every figure is the median of several repetitions, measured in this run.
+enum Measure {
+    /// Nanoseconds per operation of `body`, which runs `operations` operations; the median of
+    /// `repetitions` runs, after one warm-up run.
+    static func nanosecondsPerOperation(operations: Int, repetitions: Int, _ body: () throws -> Void) rethrows
+        -> Double
+    {
+        try body()  // warm-up: caches, lazily opened files, page faults
+        var samples: [Double] = []
+        for _ in 0..<repetitions {
+            let elapsed = try ContinuousClock().measure(body)
+            samples.append(elapsed.nanoseconds / Double(operations))
+        }
+        return median(samples)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let sorted = values.sorted()
+        let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))
+        return sorted[index]
+    }
+}
+
+extension Duration {
+    var nanoseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+}
+
+/// A scratch folder for one benchmark run, removed at the end.
+enum Scratch {
+    static let folder: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-bench-\(getpid())")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
+    static func path(_ name: String) -> String {
+        folder.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8))").path
+    }
+
+    static func remove() {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

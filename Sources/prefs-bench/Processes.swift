@@ -1,0 +1,133 @@
+import Foundation
+import Prefs
+
+/// Workloads with several processes: this same program started again with `--child MODE …`.
+enum Processes {
+    /// Runs a child mode (called from `main` when the first argument is `--child`).
+    static func runChild(_ arguments: [String]) throws {
+        switch arguments.first {
+        case "sqlite-write":
+            let store = try SQLiteStore(path: arguments[1])
+            for index in 0..<(Int(arguments[3]) ?? 0) {
+                try store.setValue(.integer(Int64(index)), forKey: "\(arguments[2]).\(index)")
+            }
+        case "defaults-write":
+            let defaults = UserDefaults(suiteName: arguments[1])!
+            for index in 0..<(Int(arguments[3]) ?? 0) {
+                defaults.set(index, forKey: "\(arguments[2]).\(index)")
+                defaults.synchronize()
+            }
+        case "stamp-writer":
+            // Writes the wall-clock time, so the observing parent can tell how long it took.
+            let store = try SQLiteStore(path: arguments[1])
+            for _ in 0..<(Int(arguments[2]) ?? 0) {
+                try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
+                usleep(20_000)
+            }
+        case "rss":
+            let store = try SQLiteStore(path: arguments[1])
+            precondition(!store.keys().isEmpty)
+            print(residentMegabytes())
+        default:
+            throw BenchError("unknown child mode \(arguments.first ?? "")")
+        }
+    }
+
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["--child"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        return process
+    }
+
+    static func output(of arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["--child"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// 4 processes × `writes` distinct keys on one SQLite file: the fraction present afterwards.
+    static func keptWithSQLite(writes: Int) throws -> Double {
+        let path = Scratch.path("multi.sqlite")
+        let children = try (0..<4).map { try start(["sqlite-write", path, "p\($0)", String(writes)]) }
+        for child in children { child.waitUntilExit() }
+        return Double(try SQLiteStore(path: path).keys().count) / Double(4 * writes)
+    }
+
+    /// The same with `UserDefaults` + `synchronize()` on one suite.
+    static func keptWithFoundation(writes: Int) throws -> Double {
+        let suite = Scratch.path("multi-suite")
+        let children = try (0..<4).map { try start(["defaults-write", suite, "p\($0)", String(writes)]) }
+        for child in children { child.waitUntilExit() }
+        // What is on disk, read from the file itself (a suite named by an absolute path is kept
+        // in `<path>.plist`), not from this process's Foundation caches.
+        let file = URL(fileURLWithPath: suite + ".plist")
+        let stored: [String: Any]
+        if let data = try? Data(contentsOf: file),
+            let object = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
+        {
+            stored = object
+        } else {
+            stored = UserDefaults(suiteName: suite)?.persistentDomain(forName: suite) ?? [:]
+        }
+        return Double(stored.keys.count) / Double(4 * writes)
+    }
+
+    /// Milliseconds from a write in one process until an observer in this one sees it.
+    static func crossProcessLatencies(samples: Int) throws -> [Double] {
+        let path = Scratch.path("latency.sqlite")
+        let store = try SQLiteStore(path: path)
+        let latencies = LatencyLog()
+        let observation = store.observe { change in
+            guard case .double(let written)?? = change.values["stamp"] else { return }
+            latencies.append((Date().timeIntervalSince1970 - written) * 1_000)
+        }
+        let writer = try start(["stamp-writer", path, String(samples)])
+        writer.waitUntilExit()
+        usleep(200_000)
+        observation.cancel()
+        return latencies.values
+    }
+
+    /// Resident memory of a process holding a 100,000-key `SQLiteStore` open.
+    static func residentMegabytesWith100kKeys() throws -> Double {
+        let path = Scratch.path("rss.sqlite")
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.transaction { t in
+                for index in 0..<100_000 { t["key.\(index)"] = .string("value number \(index)") }
+            }
+        }
+        return Double(try output(of: ["rss", path])) ?? .nan
+    }
+
+    static func residentMegabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return .nan }
+        return kilobytes / 1024
+    }
+}
+
+final class LatencyLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var samples: [Double] = []
+    func append(_ value: Double) { lock.withLock { samples.append(value) } }
+    var values: [Double] { lock.withLock { samples } }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

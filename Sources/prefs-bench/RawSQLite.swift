@@ -1,0 +1,43 @@
+import Foundation
+
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
+/// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone,
+/// with the same file settings as `SQLiteStore` (WAL, `synchronous=NORMAL`).
+final class RawSQLite {
+    private var handle: OpaquePointer?
+    private var upsert: OpaquePointer?
+
+    init(path: String) {
+        sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        sqlite3_exec(
+            handle,
+            """
+            PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+            CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
+            """, nil, nil, nil)
+        sqlite3_prepare_v2(
+            handle,
+            "INSERT INTO entries(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            -1, &upsert, nil)
+    }
+
+    deinit {
+        sqlite3_finalize(upsert)
+        sqlite3_close_v2(handle)
+    }
+
+    /// One upsert, in its own (autocommit) transaction.
+    func write(key: String, value: Int64) {
+        var bytes = withUnsafeBytes(of: value.littleEndian, Array.init)
+        sqlite3_bind_text(upsert, 1, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        sqlite3_bind_blob(
+            upsert, 2, &bytes, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        sqlite3_step(upsert)
+        sqlite3_reset(upsert)
+    }
+}

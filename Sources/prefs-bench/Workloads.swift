@@ -1,0 +1,155 @@
+import Foundation
+import Prefs
+
+/// How big each workload is: `--quick` for a run under two minutes, the default for full sizes.
+struct Sizes {
+    let reads: Int
+    let writes: Int
+    let growthLarge: Int
+    let plotSizes: [Int]
+    let latencySamples: Int
+    let repetitions: Int
+
+    static let full = Sizes(
+        reads: 1_000_000, writes: 100_000, growthLarge: 100_000, plotSizes: [100, 1_000, 10_000, 100_000],
+        latencySamples: 200, repetitions: 5)
+    static let quick = Sizes(
+        reads: 200_000, writes: 20_000, growthLarge: 10_000, plotSizes: [100, 1_000, 10_000],
+        latencySamples: 60,
+        repetitions: 3)
+}
+
+/// Keeps the optimizer from removing reads whose results are otherwise unused.
+@inline(never) func consume<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// The workloads, each returning Prefs' figure and its baseline's, measured side by side.
+struct Workloads {
+    let sizes: Sizes
+
+    /// Typed reads through `Preferences` on `UserDefaultsStore` against plain `UserDefaults` reads.
+    func readOverheadUserDefaults() -> (plain: Double, prefs: Double) {
+        let suite = Scratch.path("read-suite")
+        let defaults = UserDefaults(suiteName: suite)!
+        defaults.set("hello", forKey: "s")
+        defaults.set(42, forKey: "i")
+        defaults.set(0.5, forKey: "d")
+        let prefs = Preferences(store: UserDefaultsStore(defaults, domainName: suite))
+        let (s, i, d) = (
+            Preferences.Key<String>("s", default: ""), Preferences.Key<Int>("i", default: 0),
+            Preferences.Key<Double>("d", default: 0)
+        )
+        let rounds = sizes.reads / 3
+        let plain = Measure.nanosecondsPerOperation(operations: rounds * 3, repetitions: sizes.repetitions) {
+            for _ in 0..<rounds {
+                consume(defaults.string(forKey: "s"))
+                consume(defaults.integer(forKey: "i"))
+                consume(defaults.double(forKey: "d"))
+            }
+        }
+        let typed = Measure.nanosecondsPerOperation(operations: rounds * 3, repetitions: sizes.repetitions) {
+            for _ in 0..<rounds {
+                consume(prefs[s])
+                consume(prefs[i])
+                consume(prefs[d])
+            }
+        }
+        defaults.removePersistentDomain(forName: suite)
+        return (plain, typed)
+    }
+
+    /// Typed writes against plain `UserDefaults.set`, no synchronize on either side.
+    func writeOverheadUserDefaults() -> (plain: Double, prefs: Double) {
+        let suite = Scratch.path("write-suite")
+        let defaults = UserDefaults(suiteName: suite)!
+        let prefs = Preferences(
+            store: UserDefaultsStore(defaults, domainName: suite, synchronizesEachWrite: false))
+        let key = Preferences.Key<Int>("typed", default: 0)
+        let n = sizes.writes
+        let plain = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
+            for index in 0..<n { defaults.set(index, forKey: "plain") }
+        }
+        let typed = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
+            for index in 0..<n { prefs[key] = index }
+        }
+        defaults.removePersistentDomain(forName: suite)
+        return (plain, typed)
+    }
+
+    /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys.
+    func sqliteReadNanoseconds() throws -> Double {
+        let store = try SQLiteStore(path: Scratch.path("read.sqlite"))
+        try store.transaction { t in for index in 0..<1_000 { t["k\(index)"] = .integer(Int64(index)) } }
+        let prefs = Preferences(store: store)
+        let key = Preferences.Key<Int>("k500", default: 0)
+        return Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions) {
+            for _ in 0..<sizes.reads { consume(prefs[key]) }
+        }
+    }
+
+    /// One durable write through `SQLiteStore` against a raw C-API upsert committed alone.
+    func sqliteWriteAgainstRaw() throws -> (raw: Double, prefs: Double) {
+        let writes = 2_000
+        let raw = RawSQLite(path: Scratch.path("raw.sqlite"))
+        let rawTime = Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes { raw.write(key: "k\(index % 100)", value: Int64(index)) }
+        }
+        let prefs = Preferences(store: try SQLiteStore(path: Scratch.path("prefs.sqlite")))
+        let prefsTime = try Measure.nanosecondsPerOperation(
+            operations: writes, repetitions: sizes.repetitions
+        ) {
+            for index in 0..<writes {
+                try prefs.set(index, for: Preferences.Key<Int>("k\(index % 100)", default: 0))
+            }
+        }
+        return (rawTime, prefsTime)
+    }
+
+    /// Nanoseconds per durable `SQLiteStore` write with `keys` keys stored.
+    func sqliteWrite(withKeysStored keys: Int) throws -> Double {
+        let store = try SQLiteStore(path: Scratch.path("growth-\(keys).sqlite"))
+        try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
+        let writes = 500
+        return try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes {
+                try store.setValue(.integer(Int64(index)), forKey: "k\((index * 7_919) % keys)")
+            }
+        }
+    }
+
+    /// Nanoseconds per `UserDefaults` set + `synchronize()` with `keys` keys stored.
+    func foundationWrite(withKeysStored keys: Int) -> Double {
+        let suite = Scratch.path("growth-suite-\(keys)")
+        let defaults = UserDefaults(suiteName: suite)!
+        // One call: Foundation on Linux copies its domain on every set, so a key-by-key fill is quadratic.
+        defaults.setPersistentDomain(
+            Dictionary(uniqueKeysWithValues: (0..<keys).map { ("k\($0)", $0 as Any) }), forName: suite)
+        defaults.synchronize()
+        // Foundation rewrites the whole file per synchronize: fewer writes for large domains.
+        let writes = keys >= 50_000 ? 5 : keys >= 5_000 ? 20 : 200
+        let time = Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes {
+                defaults.set(index, forKey: "k\((index * 7_919) % keys)")
+                defaults.synchronize()
+            }
+        }
+        defaults.removePersistentDomain(forName: suite)
+        defaults.synchronize()
+        return time
+    }
+
+    /// Nanoseconds per write in the deferred durability mode.
+    func deferredWriteNanoseconds() throws -> Double {
+        let options = SQLiteStore.Options(durability: .deferred(maxDelay: .milliseconds(50)))
+        let store = try SQLiteStore(path: Scratch.path("deferred.sqlite"), options: options)
+        let prefs = Preferences(store: store)
+        let keys = (0..<1_000).map { Preferences.Key<Int>("k\($0)", default: 0) }
+        let n = sizes.writes
+        let time = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
+            for index in 0..<n { prefs[keys[index % keys.count]] = index }
+        }
+        try store.flush()
+        return time
+    }
+}

@@ -1,0 +1,251 @@
+// prefs-bench: Prefs measured against the baselines a user would otherwise pick, in the same run.
+//
+//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH]
+//
+// Every figure is the median of several repetitions; ratios compare figures measured side by side.
+import Foundation
+import Prefs
+
+/// One line of the report.
+struct Metric {
+    let key: String
+    let what: String
+    let baseline: Double?
+    let value: Double
+    let unit: String
+    let goal: Goal?
+
+    enum Goal {
+        case atMost(Double)
+        case equals(Double)
+
+        var text: String {
+            switch self {
+            case .atMost(let limit): "≤ \(Report.format(limit))"
+            case .equals(let target): "= \(Report.format(target))"
+            }
+        }
+
+        func holds(_ value: Double) -> Bool {
+            switch self {
+            case .atMost(let limit): value <= limit
+            case .equals(let target): value == target
+            }
+        }
+    }
+}
+
+enum Report {
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "n/a" }
+        if value >= 100 { return String(format: "%.0f", value) }
+        if value >= 10 { return String(format: "%.1f", value) }
+        return String(format: "%.3f", value)
+    }
+
+    static func table(_ metrics: [Metric], repetitions: Int, quick: Bool) -> String {
+        var lines = [
+            "prefs-bench (\(quick ? "--quick" : "full sizes"); each figure the median of \(repetitions) repetitions after a warm-up)",
+            "",
+            pad(["metric", "baseline", "Prefs", "unit", "goal", "holds"]),
+        ]
+        for metric in metrics {
+            let holds = metric.goal.map { $0.holds(metric.value) ? "yes" : "NO" } ?? "(report)"
+            lines.append(
+                pad([
+                    metric.key, metric.baseline.map(format) ?? "—", format(metric.value), metric.unit,
+                    metric.goal?.text ?? "—", holds,
+                ]))
+        }
+        lines.append("")
+        for metric in metrics { lines.append("  \(metric.key): \(metric.what)") }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func pad(_ columns: [String]) -> String {
+        let widths = [36, 12, 12, 10, 9, 8]
+        return zip(columns, widths).map {
+            $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0)
+        }
+        .joined(separator: " ")
+    }
+
+    static func json(_ metrics: [Metric]) -> String {
+        let entries = metrics.map { "  \"\($0.key)\": \($0.value.isFinite ? "\($0.value)" : "null")" }
+        return "{\n" + entries.joined(separator: ",\n") + "\n}"
+    }
+}
+
+func runBenchmarks(quick: Bool, json: Bool, plotPath: String?) throws {
+    let sizes = quick ? Sizes.quick : Sizes.full
+    let workloads = Workloads(sizes: sizes)
+    let progress = { (text: String) in if !json { FileHandle.standardError.write(Data("… \(text)\n".utf8)) } }
+    var metrics: [Metric] = []
+
+    progress("reads through UserDefaultsStore")
+    let reads = workloads.readOverheadUserDefaults()
+    metrics.append(
+        Metric(
+            key: "read_overhead_userdefaults",
+            what:
+                "typed read via Preferences on UserDefaultsStore ÷ plain UserDefaults string/integer/double(forKey:); ns per read",
+            baseline: reads.plain, value: reads.prefs / reads.plain, unit: "ratio", goal: .atMost(1.10)))
+
+    progress("writes through UserDefaultsStore")
+    let writes = workloads.writeOverheadUserDefaults()
+    metrics.append(
+        Metric(
+            key: "write_overhead_userdefaults",
+            what:
+                "typed write ÷ plain UserDefaults.set, no synchronize on either side; baseline in ns per write",
+            baseline: writes.plain, value: writes.prefs / writes.plain, unit: "ratio", goal: .atMost(1.10)))
+
+    progress("SQLite reads")
+    metrics.append(
+        Metric(
+            key: "sqlite_read_ns", what: "typed read from SQLiteStore (from its cache)", baseline: nil,
+            value: try workloads.sqliteReadNanoseconds(), unit: "ns", goal: .atMost(150)))
+
+    progress("SQLite writes against raw SQLite")
+    let sqliteWrites = try workloads.sqliteWriteAgainstRaw()
+    metrics.append(
+        Metric(
+            key: "sqlite_write_vs_raw_sqlite",
+            what:
+                "durable write through SQLiteStore ÷ raw C-API upsert committed alone (WAL, synchronous=NORMAL); baseline in ns",
+            baseline: sqliteWrites.raw, value: sqliteWrites.prefs / sqliteWrites.raw, unit: "ratio",
+            goal: .atMost(1.5)))
+
+    progress("write time against keys stored")
+    var plotPoints: [(keys: Int, foundation: Double, sqlite: Double)] = []
+    for keys in sizes.plotSizes {
+        progress("  \(keys) keys")
+        plotPoints.append(
+            (
+                keys, workloads.foundationWrite(withKeysStored: keys),
+                try workloads.sqliteWrite(withKeysStored: keys)
+            ))
+    }
+    let small = plotPoints.first { $0.keys == 100 }!
+    let large = plotPoints.first { $0.keys == sizes.growthLarge }!
+    let tenThousand = plotPoints.first { $0.keys == 10_000 }!
+    metrics.append(
+        Metric(
+            key: "sqlite_write_growth",
+            what:
+                "SQLiteStore write time with \(sizes.growthLarge) keys stored ÷ with 100; baseline = ns at 100 keys",
+            baseline: small.sqlite, value: large.sqlite / small.sqlite, unit: "ratio", goal: .atMost(2.0)))
+    metrics.append(
+        Metric(
+            key: "foundation_write_growth",
+            what:
+                "UserDefaults set + synchronize() with \(sizes.growthLarge) keys ÷ with 100; baseline = ns at 100 keys",
+            baseline: small.foundation, value: large.foundation / small.foundation, unit: "ratio", goal: nil))
+    metrics.append(
+        Metric(
+            key: "foundation_vs_sqlite_write",
+            what:
+                "UserDefaults set + synchronize() ÷ SQLiteStore durable write, both at 10,000 keys; baseline = SQLite ns",
+            baseline: tenThousand.sqlite, value: tenThousand.foundation / tenThousand.sqlite, unit: "ratio",
+            goal: nil))
+
+    progress("deferred writes")
+    metrics.append(
+        Metric(
+            key: "deferred_write_ns", what: "write in the deferred durability mode", baseline: nil,
+            value: try workloads.deferredWriteNanoseconds(), unit: "ns", goal: .atMost(1_000)))
+
+    progress("4 processes writing one SQLite file")
+    metrics.append(
+        Metric(
+            key: "multiprocess_kept_prefs",
+            what: "4 processes × 1,000 writes on one SQLite file: fraction kept",
+            baseline: nil, value: try Processes.keptWithSQLite(writes: 1_000), unit: "fraction",
+            goal: .equals(1)))
+    progress("4 processes writing one UserDefaults suite")
+    metrics.append(
+        Metric(
+            key: "multiprocess_kept_foundation",
+            what: "4 processes × 1,000 UserDefaults set + synchronize() on one suite: fraction kept",
+            baseline: nil,
+            value: try Processes.keptWithFoundation(writes: 1_000), unit: "fraction", goal: nil))
+
+    progress("cross-process latency")
+    let latencies = try Processes.crossProcessLatencies(samples: sizes.latencySamples)
+    metrics.append(
+        Metric(
+            key: "cross_process_latency_ms_p50",
+            what:
+                "a SQLiteStore write in one process until an observer in another sees it (\(latencies.count) samples)",
+            baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil))
+    metrics.append(
+        Metric(
+            key: "cross_process_latency_ms_p99", what: "the same, 99th percentile", baseline: nil,
+            value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(100)))
+
+    progress("memory with 100,000 keys")
+    metrics.append(
+        Metric(
+            key: "rss_mb_100k_keys",
+            what: "resident memory of a process holding a 100,000-key SQLiteStore open",
+            baseline: nil, value: try Processes.residentMegabytesWith100kKeys(), unit: "MB", goal: nil))
+
+    if json {
+        print(Report.json(metrics))
+    } else {
+        print(Report.table(metrics, repetitions: sizes.repetitions, quick: quick))
+    }
+    if let plotPath {
+        let svg = Plot.svg(points: plotPoints)
+        try Data(svg.utf8).write(to: URL(fileURLWithPath: plotPath))
+        if !json { print("\nchart written to \(plotPath)") }
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--child" {
+    do {
+        try Processes.runChild(Array(arguments.dropFirst()))
+    } catch {
+        FileHandle.standardError.write(Data("prefs-bench child: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
+var quick = false
+var json = false
+var plotPath: String?
+var remaining = arguments[...]
+while let argument = remaining.popFirst() {
+    switch argument {
+    case "--quick": quick = true
+    case "--json": json = true
+    case "--plot":
+        guard let path = remaining.popFirst() else {
+            FileHandle.standardError.write(Data("prefs-bench: --plot needs a path\n".utf8))
+            exit(64)
+        }
+        plotPath = path
+    case "--help", "-h":
+        print("usage: prefs-bench [--quick] [--json] [--plot PATH]")
+        exit(0)
+    default:
+        FileHandle.standardError.write(
+            Data(
+                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH]\n"
+                    .utf8))
+        exit(64)
+    }
+}
+
+// Every UserDefaults suite here is named by an absolute path in the scratch folder, so Foundation
+// keeps it there (Foundation on Linux reads XDG_CONFIG_HOME only at launch).
+do {
+    try runBenchmarks(quick: quick, json: json, plotPath: plotPath)
+    Scratch.remove()
+} catch {
+    Scratch.remove()
+    FileHandle.standardError.write(Data("prefs-bench: \(error)\n".utf8))
+    exit(1)
+}
