@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The command-line tool: macOS `defaults` for every store.
-        .executableTarget(name: "prefs", dependencies: ["Prefs"]),
+        .executableTarget(name: "prefs", dependencies: ["Prefs", "PrefsPostgres"]),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite is its baseline).
         .executableTarget(
             name: "prefs-bench",
@@ -39,7 +39,8 @@ let package = Package(
         .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs", "PrefsPostgres"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),
         .testTarget(name: "PrefsCLITests", dependencies: ["prefs", "PrefsTestHelper"]),
-        .testTarget(name: "PrefsPostgresTests", dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper"]),
+        .testTarget(
+            name: "PrefsPostgresTests", dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper", "prefs"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -189,6 +189,26 @@ public final class PostgresStore: PreferenceStore {
         }
     }
 
+    /// Every namespace that holds at least one value in the database at `url`.
+    ///
+    /// ```swift
+    /// try PostgresStore.namespaces(url: "postgresql://localhost/app")  // ["billing", "checkout"]
+    /// ```
+    public static func namespaces(url: String) throws -> [String] {
+        let redactor = Redactor(url: url)
+        let store = "PostgresStore(\(redactor.safeURL))"
+        do {
+            let connection = try PostgresConnection(url: url, redact: redactor.redact)
+            try Schema.prepare(connection)
+            return try connection.run("SELECT DISTINCT namespace FROM prefs_entries ORDER BY 1").compactMap {
+                row in
+                row.first.flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch let failure as PostgresConnection.Failure {
+            throw PostgresStoreError(kind: .connectionFailed, store: store, message: failure.message)
+        }
+    }
+
     static func load(_ namespace: String, from connection: PostgresConnection, store: String) throws
         -> [String: PropertyListValue]
     {

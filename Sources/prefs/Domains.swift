@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsPostgres
 
 /// The store a `prefs` command works on, chosen with `--store`, and its domains.
 ///
@@ -8,10 +9,13 @@ import Prefs
 /// - `sqlite:FOLDER`: the same layout in another folder; `sqlite:FILE.sqlite`: one file, one domain
 ///   (named after the file).
 /// - `userdefaults`: Foundation's own `UserDefaults` domains (suites).
+/// - `postgres://…`: a PostgreSQL database, one namespace per domain; `--namespace N` limits it to
+///   the one namespace N.
 enum StoreChoice: Sendable {
     case folder(String)
     case file(String)
     case userDefaults
+    case postgres(url: String, namespace: String?)
 
     static func parse(_ text: String) throws -> StoreChoice {
         switch text {
@@ -31,10 +35,10 @@ enum StoreChoice: Sendable {
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
             return path.hasSuffix(".sqlite") || (exists && !isFolder.boolValue) ? .file(path) : .folder(path)
         case _ where text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"):
-            throw CLIError.usage(
-                "the PostgreSQL store is not built yet; use default, userdefaults or sqlite:PATH")
+            return .postgres(url: text, namespace: nil)
         default:
-            throw CLIError.usage("unknown store '\(text)'; use default, userdefaults, sqlite:PATH")
+            throw CLIError.usage(
+                "unknown store '\(text)'; use default, userdefaults, sqlite:PATH or postgres://…")
         }
     }
 
@@ -51,6 +55,9 @@ enum StoreChoice: Sendable {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.foundationFolder)) ?? []
             return names.filter { $0.hasSuffix(".plist") }.map { String($0.dropLast(".plist".count)) }
                 .sorted()
+        case .postgres(let url, let namespace):
+            if let namespace { return [namespace] }
+            return try withPostgres { try PostgresStore.namespaces(url: url) }
         }
     }
 
@@ -67,6 +74,9 @@ enum StoreChoice: Sendable {
                 return nil
             }
             return UserDefaultsStore(defaults, domainName: domain)
+        case .postgres:
+            let opened = try store(domain)
+            return opened.keys().isEmpty ? nil : opened
         }
     }
 
@@ -80,6 +90,11 @@ enum StoreChoice: Sendable {
                 throw CLIError.badInput("'\(domain)' cannot be used as a UserDefaults suite name")
             }
             return UserDefaultsStore(defaults, domainName: domain)
+        case .postgres(let url, let namespace):
+            if let namespace, namespace != domain {
+                throw CLIError.badInput("--namespace limits this store to the single domain '\(namespace)'")
+            }
+            return try withPostgres { try PostgresStore(url: url, namespace: domain) }
         }
     }
 
@@ -108,6 +123,20 @@ enum StoreChoice: Sendable {
                 throw CLIError.store("Foundation could not write the domain \(domain)")
             }
             return true
+        case .postgres:
+            guard let found = try existingStore(domain) else { return false }
+            try withPostgres { try found.transaction { t in for key in t.keys { t[key] = nil } } }
+            return true
+        }
+    }
+
+    /// Runs a PostgreSQL step, turning its failure (whose text never holds the password) into the
+    /// tool's store error.
+    private func withPostgres<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as PostgresStoreError {
+            throw CLIError.store("\(error)")
         }
     }
 
@@ -123,7 +152,7 @@ enum StoreChoice: Sendable {
                     "this store is one file with the single domain '\(Self.domainName(ofFile: path))'")
             }
             return path
-        case .userDefaults: preconditionFailure("not a SQLite store")
+        case .userDefaults, .postgres: preconditionFailure("not a SQLite store")
         }
     }
 

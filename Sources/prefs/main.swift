@@ -60,9 +60,10 @@ enum Output {
 
 enum Usage {
     static let header = """
-        usage: prefs [--store STORE] [--json] COMMAND …
+        usage: prefs [--store STORE [--namespace N]] [--json] COMMAND …
           STORE: default (SQLite files under $XDG_CONFIG_HOME/prefs on Linux, UserDefaults on Apple platforms)
                  | userdefaults (Foundation's own domains) | sqlite:FOLDER | sqlite:FILE.sqlite
+                 | postgres://… (one namespace per domain; --namespace N: only N)
           --json: print JSON instead of plist text
         """
 
@@ -81,6 +82,7 @@ enum Usage {
 func runTool(_ arguments: [String]) throws {
     var storeName = "default"
     var json = false
+    var namespace: String?
     var format = PlistText.FileFormat.xml
     var remaining = arguments[...]
 
@@ -100,6 +102,11 @@ func runTool(_ arguments: [String]) throws {
                 throw CLIError.usage("--store needs a value")
             }
             storeName = value
+        case "--namespace":
+            guard let value = inlineValue ?? remaining.popFirst() else {
+                throw CLIError.usage("--namespace needs a value")
+            }
+            namespace = value
         case "--json": json = true
         case "--format": format = try formatValue(inlineValue ?? remaining.popFirst())
         case "--help":
@@ -133,8 +140,14 @@ func runTool(_ arguments: [String]) throws {
     guard command.arguments.contains(commandArguments.count) else {
         throw CLIError.usage("\(command.name): wrong number of arguments\nusage: prefs \(command.usage)")
     }
-    let invocation = Invocation(
-        store: try StoreChoice.parse(storeName), json: json, format: format, arguments: commandArguments)
+    var store = try StoreChoice.parse(storeName)
+    if let namespace {
+        guard case .postgres(let url, _) = store else {
+            throw CLIError.usage("--namespace is for a postgres://… store")
+        }
+        store = .postgres(url: url, namespace: namespace)
+    }
+    let invocation = Invocation(store: store, json: json, format: format, arguments: commandArguments)
     try command.run(invocation)
 }
 

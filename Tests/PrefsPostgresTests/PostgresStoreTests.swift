@@ -148,3 +148,56 @@ import Testing
         }
     }
 }
+
+/// The `prefs` tool on a PostgreSQL store.
+@Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresCLITests {
+    static func prefs(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var binary = folder
+        for _ in 0..<4 {
+            folder.deleteLastPathComponent()
+            binary = folder.appendingPathComponent("prefs")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { break }
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus,
+            String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .newlines),
+            String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .newlines)
+        )
+    }
+
+    @Test func theToolReadsAndWritesNamespaces() throws {
+        let server = try PostgresServer()
+        defer { server.remove() }
+        #expect(
+            try Self.prefs(["--store", server.url, "write", "checkout", "limit", "-int", "50"]).status == 0)
+        #expect(try Self.prefs(["--store", server.url, "write", "billing", "currency", "EUR"]).status == 0)
+        #expect(try Self.prefs(["--store", server.url, "read", "checkout", "limit"]).stdout == "50")
+        #expect(try Self.prefs(["--store", server.url, "domains"]).stdout == "billing, checkout")
+        #expect(
+            try Self.prefs(["--store", server.url, "--namespace", "billing", "read", "billing", "currency"])
+                .stdout == "EUR")
+        #expect(
+            try Self.prefs(["--store", server.url, "--namespace", "billing", "domains"]).stdout == "billing")
+        #expect(
+            try PostgresStore(url: server.url, namespace: "checkout").value(forKey: "limit") == .integer(50))
+        #expect(try Self.prefs(["--store", server.url, "delete", "billing"]).status == 0)
+        #expect(try Self.prefs(["--store", server.url, "domains"]).stdout == "checkout")
+
+        let wrong = try Self.prefs(["--store", server.url(password: "Not-The-One"), "read", "checkout"])
+        #expect(wrong.status == 74)
+        #expect(
+            wrong.stderr.contains("password authentication failed") && !wrong.stderr.contains("Not-The-One"))
+    }
+}
