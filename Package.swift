@@ -28,11 +28,12 @@ let package = Package(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The command-line tool: macOS `defaults` for every store.
         .executableTarget(name: "prefs", dependencies: ["Prefs", "PrefsPostgres"]),
-        // The benchmarks: `swift run -c release prefs-bench` (raw SQLite is its baseline).
+        // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
-                "Prefs", .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
+                "Prefs", "PrefsPostgres", "CLibPQ",
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ]
         ),
         // A small program the tests start as a separate process (cross-process behaviour).

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsPostgres
 
 /// Workloads with several processes: this same program started again with `--child MODE …`.
 enum Processes {
@@ -21,6 +22,12 @@ enum Processes {
             // Writes the wall-clock time, so the observing parent can tell how long it took.
             let store = try SQLiteStore(path: arguments[1])
             for _ in 0..<(Int(arguments[2]) ?? 0) {
+                try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
+                usleep(20_000)
+            }
+        case "pg-stamp-writer":
+            let store = try PostgresStore(url: arguments[1], namespace: arguments[2])
+            for _ in 0..<(Int(arguments[3]) ?? 0) {
                 try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
                 usleep(20_000)
             }

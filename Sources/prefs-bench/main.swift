@@ -1,6 +1,6 @@
 // prefs-bench: Prefs measured against the baselines a user would otherwise pick, in the same run.
 //
-//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH]
+//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]
 //
 // Every figure is the median of several repetitions; ratios compare figures measured side by side.
 import Foundation
@@ -76,7 +76,7 @@ enum Report {
     }
 }
 
-func runBenchmarks(quick: Bool, json: Bool, plotPath: String?) throws {
+func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: String?) throws {
     let sizes = quick ? Sizes.quick : Sizes.full
     let workloads = Workloads(sizes: sizes)
     let progress = { (text: String) in if !json { FileHandle.standardError.write(Data("… \(text)\n".utf8)) } }
@@ -190,6 +190,31 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?) throws {
             what: "resident memory of a process holding a 100,000-key SQLiteStore open",
             baseline: nil, value: try Processes.residentMegabytesWith100kKeys(), unit: "MB", goal: nil))
 
+    if let postgresURL {
+        progress("PostgreSQL propagation")
+        let latencies = try PostgresWorkloads.propagationLatencies(
+            url: postgresURL, samples: sizes.latencySamples)
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p50",
+                what:
+                    "a PostgresStore write in one process until an observer in another sees it (\(latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil))
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(50)))
+        progress("PostgreSQL writes against raw libpq")
+        let writes = try PostgresWorkloads.writeAgainstRaw(
+            url: postgresURL, writes: 500, repetitions: sizes.repetitions)
+        metrics.append(
+            Metric(
+                key: "postgres_write_vs_raw_libpq",
+                what:
+                    "PostgresStore write (transaction, advisory lock, NOTIFY) ÷ raw libpq upsert; baseline in ns",
+                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: nil))
+    }
+
     if json {
         print(Report.json(metrics))
     } else {
@@ -216,6 +241,7 @@ if arguments.first == "--child" {
 var quick = false
 var json = false
 var plotPath: String?
+var postgresURL: String?
 var remaining = arguments[...]
 while let argument = remaining.popFirst() {
     switch argument {
@@ -227,13 +253,19 @@ while let argument = remaining.popFirst() {
             exit(64)
         }
         plotPath = path
+    case "--postgres":
+        guard let url = remaining.popFirst() else {
+            FileHandle.standardError.write(Data("prefs-bench: --postgres needs a URL\n".utf8))
+            exit(64)
+        }
+        postgresURL = url
     case "--help", "-h":
-        print("usage: prefs-bench [--quick] [--json] [--plot PATH]")
+        print("usage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]")
         exit(0)
     default:
         FileHandle.standardError.write(
             Data(
-                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH]\n"
+                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]\n"
                     .utf8))
         exit(64)
     }
@@ -242,7 +274,7 @@ while let argument = remaining.popFirst() {
 // Every UserDefaults suite here is named by an absolute path in the scratch folder, so Foundation
 // keeps it there (Foundation on Linux reads XDG_CONFIG_HOME only at launch).
 do {
-    try runBenchmarks(quick: quick, json: json, plotPath: plotPath)
+    try runBenchmarks(quick: quick, json: json, plotPath: plotPath, postgresURL: postgresURL)
     Scratch.remove()
 } catch {
     Scratch.remove()
