@@ -44,16 +44,15 @@ final class Shared: Sendable {
     private func listen() {
         var connection: PostgresConnection?
         var backoff: Duration = .milliseconds(50)
-        var connectedOnce = false
         while !state.withLock({ $0.stopped }) {
             do {
                 if connection == nil {
                     let fresh = try PostgresConnection(url: url, redact: redactor.redact)
                     try fresh.run("LISTEN \(Self.channel)")
                     connection = fresh
-                    // NOTIFY does not replay: what changed while away is found by reading it all.
-                    if connectedOnce { try reloadAll(using: fresh) }
-                    connectedOnce = true
+                    // NOTIFY does not replay: what changed before LISTEN took effect (since the
+                    // store first loaded, or while the server was away) is found by reading it all.
+                    try reloadAll(using: fresh)
                     backoff = .milliseconds(50)
                     state.withLock { $0.stale = false }
                 }

@@ -40,26 +40,26 @@ enum Processes {
         }
     }
 
+    /// Starts this program again in a child mode; its standard output is the returned pipe.
     static func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["--child"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        return process
+        try startWithOutput(arguments).process
     }
 
     static func output(of arguments: [String]) throws -> String {
+        let (process, output) = try startWithOutput(arguments)
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func startWithOutput(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         process.arguments = ["--child"] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (process, output)
     }
 
     /// 4 processes × `writes` distinct keys on one SQLite file: the fraction present afterwards.

@@ -53,6 +53,12 @@ enum PlistText {
     }
 
     static func quote(_ text: String) -> String {
+        quoted(text, controlEscape: "\\U")
+    }
+
+    /// `text` in double quotes with quotes, backslashes and control characters escaped; plist
+    /// text and JSON differ only in how a control character is written (`\U0001`, `\u0001`).
+    private static func quoted(_ text: String, controlEscape: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -61,7 +67,7 @@ enum PlistText {
             case "\n": result += "\\n"
             case "\t": result += "\\t"
             case "\r": result += "\\r"
-            case _ where scalar.value < 0x20: result += String(format: "\\U%04x", scalar.value)
+            case _ where scalar.value < 0x20: result += controlEscape + String(format: "%04x", scalar.value)
             default: result.unicodeScalars.append(scalar)
             }
         }
@@ -102,19 +108,7 @@ enum PlistText {
     }
 
     static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        quoted(text, controlEscape: "\\u")
     }
 
     // MARK: - Files

@@ -131,14 +131,17 @@ struct ServerError: Error, CustomStringConvertible {
 
 /// Runs the test helper executable (built beside the tests).
 enum Helper {
-    static var executable: URL {
+    static var executable: URL { binary("PrefsTestHelper") }
+
+    /// An executable of this package, built into the same products folder as the tests.
+    static func binary(_ name: String) -> URL {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         for _ in 0..<4 {
             folder.deleteLastPathComponent()
-            let candidate = folder.appendingPathComponent("PrefsTestHelper")
+            let candidate = folder.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        return folder.appendingPathComponent("PrefsTestHelper")
+        return folder.appendingPathComponent(name)
     }
 
     static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {

@@ -152,15 +152,8 @@ import Testing
 /// The `prefs` tool on a PostgreSQL store.
 @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresCLITests {
     static func prefs(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var binary = folder
-        for _ in 0..<4 {
-            folder.deleteLastPathComponent()
-            binary = folder.appendingPathComponent("prefs")
-            if FileManager.default.isExecutableFile(atPath: binary.path) { break }
-        }
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = Helper.binary("prefs")
         process.arguments = arguments
         let out = Pipe()
         let err = Pipe()
