@@ -33,7 +33,9 @@ struct CLI {
         return environment
     }
 
-    func start(_ arguments: [String], program: String = "prefs") throws -> (Process, Pipe, Pipe) {
+    func start(_ arguments: [String], program: String = "prefs", input: Pipe? = nil) throws -> (
+        Process, Pipe, Pipe
+    ) {
         let process = Process()
         process.executableURL = Self.binary(program)
         process.arguments = arguments
@@ -42,6 +44,7 @@ struct CLI {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        if let input { process.standardInput = input }
         try process.run()
         return (process, out, err)
     }
@@ -54,17 +57,8 @@ struct CLI {
 
     @discardableResult
     func run(_ arguments: [String], program: String = "prefs", input: Data? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.binary(program)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
         let inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inPipe
-        try process.run()
+        let (process, out, err) = try start(arguments, program: program, input: inPipe)
         if let input { inPipe.fileHandleForWriting.write(input) }
         try inPipe.fileHandleForWriting.close()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()

@@ -131,8 +131,6 @@ struct ServerError: Error, CustomStringConvertible {
 
 /// Runs the test helper executable (built beside the tests).
 enum Helper {
-    static var executable: URL { binary("PrefsTestHelper") }
-
     /// An executable of this package, built into the same products folder as the tests.
     static func binary(_ name: String) -> URL {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -144,9 +142,11 @@ enum Helper {
         return folder.appendingPathComponent(name)
     }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    static func start(_ arguments: [String], program: String = "PrefsTestHelper") throws -> (
+        Process, Pipe, Pipe
+    ) {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = binary(program)
         process.arguments = arguments
         let out = Pipe()
         let err = Pipe()
@@ -156,8 +156,10 @@ enum Helper {
         return (process, out, err)
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let (process, out, err) = try start(arguments)
+    static func run(_ arguments: [String], program: String = "PrefsTestHelper") throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
+        let (process, out, err) = try start(arguments, program: program)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -152,21 +152,10 @@ import Testing
 /// The `prefs` tool on a PostgreSQL store.
 @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresCLITests {
     static func prefs(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = Helper.binary("prefs")
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let result = try Helper.run(arguments, program: "prefs")
         return (
-            process.terminationStatus,
-            String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .newlines),
-            String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .newlines)
+            result.status, result.stdout.trimmingCharacters(in: .newlines),
+            result.stderr.trimmingCharacters(in: .newlines)
         )
     }
 
