@@ -25,6 +25,10 @@ final class SQLiteConnection {
         var description: String { "\(message) (SQLite code \(code))" }
     }
 
+    /// The largest text or blob SQLite's C interface takes (its lengths are `Int32`); larger ones
+    /// are refused with `SQLITE_TOOBIG` before reaching C.
+    static let maximumBindLength = Int(Int32.max)
+
     /// A value to bind to a statement parameter.
     enum Parameter {
         case text(String)
@@ -94,17 +98,19 @@ final class SQLiteConnection {
             switch parameter {
             case .text(let text):
                 // By byte count, so a string holding NUL characters is bound whole.
+                let count = text.utf8.count
+                try Self.checkBindLength(count)
                 var utf8 = Array(text.utf8)
                 if utf8.isEmpty { utf8 = [0] }  // a pointer to something; the length says empty
-                let count = Int32(text.utf8.count)
                 result = utf8.withUnsafeBufferPointer { bytes in
                     bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                        sqlite3_bind_text(statement, position, $0, count, transient)
+                        sqlite3_bind_text(statement, position, $0, Int32(count), transient)
                     }
                 }
             case .integer(let number): result = sqlite3_bind_int64(statement, position, number)
             case .null: result = sqlite3_bind_null(statement, position)
             case .blob(let data):
+                try Self.checkBindLength(data.count)
                 result = data.withUnsafeBytes { raw in
                     // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
                     sqlite3_bind_blob(
@@ -119,6 +125,14 @@ final class SQLiteConnection {
             if result == SQLITE_DONE { return }
             guard result == SQLITE_ROW else { throw Failure(code: result, message: lastMessage) }
             try row?(Row(statement: statement))
+        }
+    }
+
+    private static func checkBindLength(_ count: Int) throws {
+        guard count <= maximumBindLength else {
+            throw Failure(
+                code: SQLITE_TOOBIG,
+                message: "a value of \(count) bytes is larger than SQLite takes (\(maximumBindLength) bytes)")
         }
     }
 

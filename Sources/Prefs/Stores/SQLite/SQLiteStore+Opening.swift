@@ -25,6 +25,7 @@ extension SQLiteStore {
     }
 
     private static func openFile(path: String, options: Options) throws -> Opened {
+        try refuseSpecialNames(path)
         try createIfMissing(path: path)
         do {
             return try connect(path: path, options: options, readOnly: false)
@@ -43,18 +44,29 @@ extension SQLiteStore {
         }
     }
 
+    /// Refuses the names SQLite gives a meaning other than a file: `:memory:` and the empty name
+    /// open a private database that keeps nothing (and `:memory:` would also leave a file of that
+    /// name behind, since the store creates the file first).
+    private static func refuseSpecialNames(_ path: String) throws {
+        guard path.isEmpty || path == ":memory:" else { return }
+        throw SQLiteStoreError(
+            path: path, kind: .cannotOpen,
+            detail:
+                "\(path.isEmpty ? "an empty path" : "':memory:'") names no file, and a SQLiteStore keeps its values in a file; use MemoryStore for values that live in memory only"
+        )
+    }
+
     private static func connect(path: String, options: Options, readOnly: Bool, immutable: Bool = false)
         throws -> Opened
     {
         do {
             let connection = try SQLiteConnection(path: path, readOnly: readOnly, immutable: immutable)
-            connection.setBusyTimeout(
-                milliseconds: Int32(clamping: options.busyTimeout.components.seconds * 1000))
-            // The first statement reads the header: a file that is not SQLite fails here.
+            connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
             return try connection.retryingWhileBusy(timeout: options.busyTimeout) {
-                if readOnly {
-                    _ = try connection.integer("PRAGMA user_version")
-                } else {
+                // Look before changing anything: a file that is refused is left exactly as it was.
+                // (The first read also reads the header: a file that is not SQLite fails here.)
+                try checkBelongsToPrefs(connection, path: path)
+                if !readOnly {
                     _ = try connection.text("PRAGMA journal_mode=WAL")
                     try connection.execute(
                         "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
@@ -91,29 +103,42 @@ extension SQLiteStore {
         }
     }
 
-    private static func createSchema(_ connection: SQLiteConnection, path: String) throws {
+    /// The schema objects this release creates; any other (but SQLite's own `sqlite_…` tables)
+    /// makes the file another program's.
+    static let schemaObjects: Set<String> = ["prefs_entries", "prefs_entries_seq", "prefs_meta"]
+
+    /// Throws unless the file is empty or holds only a Prefs schema this release can read;
+    /// only reads.
+    private static func checkBelongsToPrefs(_ connection: SQLiteConnection, path: String) throws {
+        var others: [String] = []
+        try connection.run("SELECT name FROM sqlite_master") { row in
+            let name = row.text(0)
+            // Compared exactly in Swift: `LIKE` would treat `_` as a wildcard and ignore case.
+            if !schemaObjects.contains(name) && !name.utf8.starts(with: "sqlite_".utf8) {
+                others.append(name)
+            }
+        }
+        guard others.isEmpty else {
+            throw SQLiteStoreError(
+                path: path, kind: .foreignDatabase,
+                detail: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
+        }
         let found = try connection.integer("PRAGMA user_version") ?? 0
         if found > schemaVersion {
             throw SQLiteStoreError(
                 path: path, kind: .newerSchema(found: Int(found)),
                 detail: "this release knows version \(schemaVersion)")
         }
+    }
+
+    private static func createSchema(_ connection: SQLiteConnection, path: String) throws {
+        let found = try connection.integer("PRAGMA user_version") ?? 0
         guard found < schemaVersion else { return }
         // Two processes may open a new file at once: the write lock makes one create the schema.
         try connection.execute("BEGIN IMMEDIATE")
         do {
             if try connection.integer("PRAGMA user_version") == 0 {
-                var others: [String] = []
-                try connection.run("SELECT name FROM sqlite_master WHERE name NOT LIKE 'prefs_%'") {
-                    others.append($0.text(0))
-                }
-                guard others.isEmpty else {
-                    throw SQLiteStoreError(
-                        path: path, kind: .other,
-                        detail:
-                            "a SQLite database of another program (it has \(others.sorted().joined(separator: ", ")))"
-                    )
-                }
+                try checkBelongsToPrefs(connection, path: path)
                 // A removal is kept as a row whose value is NULL, with the sequence number of the
                 // write that made it, so other processes can catch up by sequence number alone.
                 try connection.execute(
@@ -132,10 +157,16 @@ extension SQLiteStore {
         }
     }
 
-    /// Reads every row into the cache.
+    /// Reads every row into the cache, and the version of the file they come from, in one read
+    /// transaction: a commit by another connection while loading is then either in the rows and
+    /// the version, or in neither (and found by the next catch-up).
     ///
     /// Reading every page of the table also finds damage in it.
     private static func load(_ connection: SQLiteConnection, path: String) throws -> Opened {
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        // `data_version` is read first: it starts the read transaction the rows are read in.
+        let dataVersion = try connection.integer("PRAGMA data_version") ?? 0
         let version = try connection.integer("PRAGMA user_version") ?? 0
         guard version == schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
@@ -156,6 +187,7 @@ extension SQLiteStore {
                 undecodable.append(key)
             }
         }
+        testHooks.withLock { $0[path] }?()
         if !undecodable.isEmpty {
             // Left in the file untouched; reads see no value for these keys.
             FileHandle.standardError.write(
@@ -163,11 +195,14 @@ extension SQLiteStore {
                     "prefs: \(connection.path): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
                         .utf8))
         }
-        let dataVersion = try connection.integer("PRAGMA data_version") ?? 0
         return Opened(
             database: Database(connection: connection, lastSequence: lastSequence, dataVersion: dataVersion),
             values: values, recovery: nil)
     }
+
+    /// Called (for tests) after a store at the given path has read its rows and before its load
+    /// transaction ends: a test commits from another connection here.
+    static let testHooks = Locked<[String: @Sendable () -> Void]>([:])
 
     /// Moves a damaged file (and its `-wal`/`-shm` companions) to `<name>.corrupt-<timestamp>`.
     private static func moveAside(path: String, because error: SQLiteStoreError) throws -> String {

@@ -97,6 +97,13 @@ public struct SQLiteStoreError: Error, CustomStringConvertible {
         case diskFull
         /// Another process held the write lock longer than the busy timeout.
         case busy
+        /// The database holds tables of another program; it was left untouched.
+        case foreignDatabase
+        /// A value, or a key, is larger than the store can hold.
+        case tooLarge
+        /// The file at the path is no longer the one the store opened (deleted, or another file
+        /// moved over it): writes would reach nobody. Open the store again.
+        case replaced
         /// Any other SQLite error.
         case other
     }
@@ -130,6 +137,9 @@ public struct SQLiteStoreError: Error, CustomStringConvertible {
         case .readOnly: problem = "the database is read-only"
         case .diskFull: problem = "the disk is full"
         case .busy: problem = "another process held the database locked too long"
+        case .foreignDatabase: problem = "a SQLite database of another program, left untouched"
+        case .tooLarge: problem = "too large to store"
+        case .replaced: problem = "the file was deleted or replaced since the store opened it"
         case .other: problem = "SQLite error"
         }
         return "\(path): \(problem) (\(detail))"
@@ -147,6 +157,7 @@ public struct SQLiteStoreError: Error, CustomStringConvertible {
         case 8: kind = .readOnly  // SQLITE_READONLY
         case 13: kind = .diskFull  // SQLITE_FULL
         case 5, 6: kind = .busy  // SQLITE_BUSY, SQLITE_LOCKED
+        case 18: kind = .tooLarge  // SQLITE_TOOBIG
         default: kind = .other
         }
         self.init(path: path, kind: kind, detail: failure.description)

@@ -241,4 +241,12 @@ extension Duration {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
+
+    /// The duration in whole milliseconds (fractions kept down to a millisecond), for SQLite.
+    var wholeMilliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? 0 : .max }
+        return Int32(clamping: max(0, milliseconds + attoseconds / 1_000_000_000_000_000))
+    }
 }
