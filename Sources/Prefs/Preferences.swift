@@ -130,7 +130,9 @@ public struct Preferences: Sendable {
 
     func encode<Value>(_ value: Value, for key: Key<Value>) throws -> PropertyListValue? {
         do {
-            return try Value.serialize(value)
+            let encoded = try Value.serialize(value)
+            try encoded?.checkNesting()
+            return encoded
         } catch let error as ValueCodingError {
             throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))
         } catch {

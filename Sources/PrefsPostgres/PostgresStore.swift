@@ -147,6 +147,7 @@ public final class PostgresStore: PreferenceStore {
             })
         let result = try body(&transaction)
         if let readFailure { throw readFailure }
+        try PropertyListValue.checkNesting(of: transaction.writes)
         for (key, value) in transaction.writes {
             if let value {
                 try connection.run(

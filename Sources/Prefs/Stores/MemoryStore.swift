@@ -31,6 +31,7 @@ public final class MemoryStore: PreferenceStore {
 
     /// Stores or removes one value.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
+        try value?.checkNesting()
         values.withLock { values in
             values[key] = value
             observers.publish(StoreChange(values: [key: value]))
@@ -52,6 +53,7 @@ public final class MemoryStore: PreferenceStore {
                 let result = try body(&transaction)
                 return (transaction.writes, result)
             }()
+            try PropertyListValue.checkNesting(of: writes)
             for (key, value) in writes { values[key] = value }
             observers.publish(StoreChange(values: writes))
             return result

@@ -173,6 +173,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Writes the values and returns them as stored.
     private func apply(_ writes: [String: PropertyListValue?]) throws -> [String: PropertyListValue?] {
         guard !writes.isEmpty else { return writes }
+        try PropertyListValue.checkNesting(of: writes)
         #if canImport(Darwin)
             recordAsKnown(writes)
             write(writes.mapValues { $0?.foundationObject })

@@ -53,54 +53,44 @@ extension PreferenceValue where Self: Codable {
     /// try Profile.serialize(Profile(name: "Zhuo"))  // .dictionary(["name": .string("Zhuo")])
     /// ```
     public static func serialize(_ value: Self) throws -> PropertyListValue? {
-        // Foundation's encoder refuses a top-level scalar, so the value travels inside an array.
-        let encoded: Data
+        // Straight into the value model, not through plist bytes: faster, and no string is
+        // mistaken for Foundation's `"$null"` marker.
         do {
-            let encoder = PropertyListEncoder()
-            encoder.outputFormat = .binary
-            encoded = try encoder.encode([value])
+            guard let encoded = try PropertyListValueEncoder().encode(value) else {
+                throw ValueCodingError.notRepresentable(
+                    type: "\(Self.self)", reason: "encoding produced no value")
+            }
+            return encoded
+        } catch let error as ValueCodingError {
+            throw error
         } catch {
-            throw ValueCodingError.notRepresentable(type: "\(Self.self)", reason: "encoding failed: \(error)")
+            throw ValueCodingError.notRepresentable(type: "\(Self.self)", reason: describe(error))
         }
-        let object = try? PropertyListSerialization.propertyList(from: encoded, format: nil)
-        guard let wrapper = object.flatMap(PropertyListValue.init(foundationObject:)),
-            case .array(let elements) = wrapper, let element = elements.first
-        else {
-            throw ValueCodingError.notRepresentable(
-                type: "\(Self.self)", reason: "encoding produced no value")
-        }
-        return element
     }
 
     /// Rebuilds the value with its `Decodable` conformance.
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         do {
-            let data = try PropertyListSerialization.data(
-                fromPropertyList: PropertyListValue.array([stored]).foundationObject, format: .binary,
-                options: 0)
-            guard let value = try PropertyListDecoder().decode([Self].self, from: data).first else {
-                throw mismatch(stored)
-            }
-            return value
-        } catch let error as ValueCodingError {
-            throw error
+            return try PropertyListValueDecoder().decode(Self.self, from: stored)
         } catch {
             throw ValueCodingError.typeMismatch(expected: "\(Self.self) (\(describe(error)))", found: stored)
         }
     }
 }
 
-/// The useful part of a `DecodingError`: which field and why, without the type dump.
+/// The useful part of a `DecodingError` or `EncodingError`: which field and why, without the
+/// type dump.
 private func describe(_ error: any Error) -> String {
-    guard let decoding = error as? DecodingError else { return "\(error)" }
     let context: DecodingError.Context
-    switch decoding {
-    case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c):
+    switch error {
+    case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c),
+        DecodingError.keyNotFound(_, let c), DecodingError.dataCorrupted(let c):
         context = c
-    @unknown default:
+    case EncodingError.invalidValue(_, let c):
+        context = DecodingError.Context(codingPath: c.codingPath, debugDescription: c.debugDescription)
+    default:
         return "\(error)"
     }
-    // The first path element is the wrapper array's index; leave it out.
-    let path = context.codingPath.dropFirst().map(\.stringValue).joined(separator: ".")
+    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
     return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
 }

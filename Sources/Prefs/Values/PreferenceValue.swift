@@ -55,6 +55,8 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible {
     case typeMismatch(expected: String, found: PropertyListValue)
     /// The value cannot be represented (out of range, not a valid raw value, not encodable…).
     case notRepresentable(type: String, reason: String)
+    /// Arrays and dictionaries nest deeper than `limit` (``PropertyListValue/maximumNestingDepth``).
+    case nestedTooDeeply(limit: Int)
 
     /// A one-line explanation.
     ///
@@ -67,6 +69,8 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible {
             "expected \(expected), found \(found)"
         case .notRepresentable(let type, let reason):
             "\(type) cannot be stored: \(reason)"
+        case .nestedTooDeeply(let limit):
+            "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have"
         }
     }
 }

@@ -94,16 +94,17 @@ extension PropertyListValue {
         var offset = 0
         var isAtEnd: Bool { offset == bytes.count }
 
-        // Deeper nesting than any real preference; bounds the recursion on hostile input.
-        static let maximumDepth = 512
-
+        /// Reads one value; `depth` is the number of containers around it. The limit is the one
+        /// writes are checked against, so whatever was written is read back; it also bounds the
+        /// recursion on hostile input.
         mutating func readValue(depth: Int) throws -> PropertyListValue {
-            guard depth < Self.maximumDepth else {
-                throw BinaryDecodingError(reason: "nesting deeper than 512")
-            }
             let tagByte = try readByte()
             guard let tag = Tag(rawValue: tagByte) else {
                 throw BinaryDecodingError(reason: "unknown tag \(tagByte)")
+            }
+            if tag == .array || tag == .dictionary, depth >= PropertyListValue.maximumNestingDepth {
+                throw BinaryDecodingError(
+                    reason: "nested deeper than \(PropertyListValue.maximumNestingDepth) containers")
             }
             switch tag {
             case .boolFalse: return .bool(false)

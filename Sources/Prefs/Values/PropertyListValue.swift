@@ -66,3 +66,53 @@ extension PropertyListValue: CustomStringConvertible {
         }
     }
 }
+
+extension PropertyListValue {
+    /// The deepest nesting of arrays and dictionaries a stored value may have: far more than any
+    /// real preference, few enough that reading a value can never exhaust a thread's stack.
+    ///
+    /// Every write is checked against it (``checkNesting()``) and every reader accepts it, so a
+    /// value one store or process accepts, every other one reads.
+    ///
+    /// ```swift
+    /// PropertyListValue.maximumNestingDepth  // 512
+    /// ```
+    public static let maximumNestingDepth = 512
+
+    /// Throws ``ValueCodingError/nestedTooDeeply(limit:)`` when arrays and dictionaries nest
+    /// deeper than ``maximumNestingDepth``.
+    ///
+    /// ```swift
+    /// try PropertyListValue.array([.integer(1)]).checkNesting()  // fine: one level
+    /// ```
+    public func checkNesting() throws {
+        if exceedsNesting(allowed: Self.maximumNestingDepth) {
+            throw ValueCodingError.nestedTooDeeply(limit: Self.maximumNestingDepth)
+        }
+    }
+
+    /// Checks every value a store is about to write (``checkNesting()`` for each): stores call it
+    /// before changing anything, so a write is refused whole.
+    ///
+    /// ```swift
+    /// try PropertyListValue.checkNesting(of: transaction.writes)
+    /// ```
+    public static func checkNesting(of writes: [String: PropertyListValue?]) throws {
+        for case let value? in writes.values { try value.checkNesting() }
+    }
+
+    /// Whether containers nest deeper than `allowed`; looks no deeper than that, so its own
+    /// recursion is bounded however deep the value is.
+    private func exceedsNesting(allowed: Int) -> Bool {
+        switch self {
+        case .array(let elements):
+            guard allowed > 0 else { return true }
+            return elements.contains { $0.exceedsNesting(allowed: allowed - 1) }
+        case .dictionary(let entries):
+            guard allowed > 0 else { return true }
+            return entries.values.contains { $0.exceedsNesting(allowed: allowed - 1) }
+        default:
+            return false
+        }
+    }
+}

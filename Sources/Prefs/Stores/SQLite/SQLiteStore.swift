@@ -105,6 +105,7 @@ public final class SQLiteStore: PreferenceStore {
     /// Stores or removes one value: committed before returning, or queued in deferred mode.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         if case .deferred(let maxDelay) = options.durability {
+            try value?.checkNesting()
             enqueueDeferred([key: value], maxDelay: maxDelay)
         } else {
             try transaction { $0[key] = value }
@@ -151,6 +152,7 @@ public final class SQLiteStore: PreferenceStore {
                 keys: { [values] in values.withLock { Array($0.keys) } })
             let result = try body(&transaction)
             let writes = transaction.writes
+            try PropertyListValue.checkNesting(of: writes)
             let sequence = database.lastSequence + 1
             try store(deferred.merging(writes) { _, new in new }, sequence: sequence, on: connection)
             try perform { try connection.run("COMMIT") }
@@ -195,6 +197,7 @@ public final class SQLiteStore: PreferenceStore {
         let version = try perform { try connection.integer("PRAGMA data_version") } ?? 0
         guard version != database.dataVersion else { return }
         var changed: [String: PropertyListValue?] = [:]
+        var undecodable: [String] = []
         var highest = database.lastSequence
         try perform {
             try connection.run(
@@ -203,9 +206,21 @@ public final class SQLiteStore: PreferenceStore {
             ) { row in
                 let key = row.text(0)
                 highest = max(highest, row.integer(2))
-                changed[key] =
-                    row.isNull(1) ? .some(nil) : .some(try? PropertyListValue(binaryEncoded: row.blob(1)))
+                if row.isNull(1) {
+                    changed[key] = .some(nil)
+                } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+                    changed[key] = .some(value)
+                } else {
+                    // Not a removal: a value this release cannot read. The cache keeps what it had.
+                    undecodable.append(key)
+                }
             }
+        }
+        if !undecodable.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
+                        .utf8))
         }
         database.lastSequence = highest
         database.dataVersion = version

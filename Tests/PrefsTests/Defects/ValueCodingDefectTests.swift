@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// A value with `depth` arrays around an integer.
+private func nested(_ depth: Int) -> PropertyListValue {
+    var value = PropertyListValue.integer(1)
+    for _ in 0..<depth { value = .array([value]) }
+    return value
+}
+
+/// A recursive `Codable` value, as deep as it is built.
+private indirect enum Chain: Codable, PreferenceValue, Equatable {
+    case end
+    case link(Chain)
+
+    static func of(length: Int) -> Chain {
+        var chain = Chain.end
+        for _ in 0..<length { chain = .link(chain) }
+        return chain
+    }
+}
+
+private struct Note: Codable, PreferenceValue, Equatable {
+    var text: String
+    var optional: String?
+    var list: [String]
+    var table: [String: String]
+}
+
+private struct Mixed: Codable, Equatable {
+    var date: Date
+    var data: Data
+    var small: Int8
+    var real: Float
+    var flags: [Bool]
+    var missing: Int?
+    var nested: [String: [Int]]
+    var shape: Shape
+}
+
+/// Issue "Nothing lost, nothing hung": values a writer accepts are read back by every reader;
+/// `Codable` values keep every string.
+@Suite struct ValueCodingDefectTests {
+    /// Item 4: the deepest value the limit allows is stored and read back by a fresh store.
+    @Test(arguments: StoreKind.allCases)
+    func theDeepestAllowedValueRoundTrips(kind: StoreKind) throws {
+        let store = kind.makeStore()
+        let deepest = nested(PropertyListValue.maximumNestingDepth)
+        try store.setValue(deepest, forKey: "deep")
+        #expect(store.value(forKey: "deep") == deepest)
+        if let sqlite = store as? SQLiteStore {
+            #expect(try SQLiteStore(path: sqlite.path).value(forKey: "deep") == deepest)
+        }
+    }
+
+    /// Item 4: one level deeper is refused by every store with a typed error, and what was stored
+    /// stays.
+    @Test(arguments: StoreKind.allCases)
+    func deeperValuesAreRefusedWhenWritten(kind: StoreKind) throws {
+        let store = kind.makeStore()
+        try store.setValue(.string("kept"), forKey: "deep")
+        #expect(throws: ValueCodingError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)) {
+            try store.setValue(nested(PropertyListValue.maximumNestingDepth + 1), forKey: "deep")
+        }
+        #expect(throws: ValueCodingError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)) {
+            try store.transaction { t in
+                t["other"] = .integer(1)
+                t["deep"] = .dictionary(["a": nested(PropertyListValue.maximumNestingDepth)])
+            }
+        }
+        #expect(store.value(forKey: "deep") == .string("kept"))
+        #expect(store.value(forKey: "other") == nil)
+    }
+
+    /// Item 4: a recursive `Codable` value far deeper than the limit throws instead of
+    /// overflowing the stack.
+    @Test func aFarTooDeepCodableValueThrows() throws {
+        let prefs = IssueRecorder().preferences()
+        let key = Preferences.Key<Chain>("chain", default: .end)
+        prefs[key] = .of(length: 10)
+        #expect(prefs[key] == .of(length: 10))
+        #expect {
+            try prefs.set(.of(length: 20_000), for: key)
+        } throws: { error in
+            guard case .encoding(.nestedTooDeeply)? = (error as? PreferenceError)?.reason else {
+                return false
+            }
+            return true
+        }
+        #expect(prefs[key] == .of(length: 10))
+    }
+
+    /// Item 4: a row another process wrote that this release cannot decode is reported and
+    /// ignored, never published as a removal.
+    @Test func anUndecodableRowIsNotARemoval() async throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.string("good"), forKey: "k")
+        let seen = Locked<[StoreChange]>([])
+        let observation = store.observe { change in seen.withLock { $0.append(change) } }
+        let other = try SQLiteConnection(path: path)
+        try other.run("UPDATE prefs_entries SET value = x'FF00', seq = seq + 1 WHERE key = 'k'")
+        try other.run("INSERT INTO prefs_entries(key, value, seq) VALUES ('marker', NULL, 1000)")
+        #expect(await eventually { seen.withLock { $0.contains { $0.values["marker"] != nil } } })
+        store.observers.waitForDelivery()
+        #expect(seen.withLock { $0.allSatisfy { $0.values["k"] == nil } })
+        #expect(store.value(forKey: "k") == .string("good"))
+        observation.cancel()
+    }
+
+    /// Item 5: Foundation's `"$null"` marker is just a string to Prefs, wherever it appears.
+    @Test(arguments: StoreKind.allCases)
+    func theStringNullSurvivesInCodableValues(kind: StoreKind) throws {
+        let prefs = IssueRecorder().preferences(kind.makeStore())
+        let key = Preferences.Key<Note>("note", default: Note(text: "", optional: nil, list: [], table: [:]))
+        let note = Note(text: "$null", optional: "$null", list: ["$null", "x"], table: ["$null": "$null"])
+        prefs[key] = note
+        #expect(prefs[key] == note)
+    }
+
+    /// Item 5: the encoder writes what Foundation's `PropertyListEncoder` writes, so values stored
+    /// by earlier releases read back unchanged.
+    @Test func codableValuesKeepFoundationsStoredForm() throws {
+        let value = Mixed(
+            date: Date(timeIntervalSince1970: 1_700_000_000.5), data: Data([0, 1, 255]), small: -3,
+            real: 0.1, flags: [true, false], missing: nil, nested: ["a": [1, 2], "": []],
+            shape: .circle(radius: 2))
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .binary
+        let foundation = try PropertyListSerialization.propertyList(
+            from: encoder.encode([value]), format: nil)
+        let expected = PropertyListValue(foundationObject: foundation)
+        #expect(try PropertyListValueEncoder().encode(value).map { .array([$0]) } == expected)
+        let ours = try #require(try PropertyListValueEncoder().encode(value))
+        #expect(try PropertyListValueDecoder().decode(Mixed.self, from: ours) == value)
+    }
+
+    /// Item 5: what a property list cannot hold is a clear error, not a marker string.
+    @Test func nilInsideAnArrayIsAnError() throws {
+        #expect {
+            _ = try PropertyListValueEncoder().encode([1, nil, 3] as [Int?])
+        } throws: { error in
+            "\(error)".contains("nil inside an array")
+        }
+    }
+}
