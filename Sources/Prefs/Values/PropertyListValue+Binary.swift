@@ -94,9 +94,10 @@ extension PropertyListValue {
         var offset = 0
         var isAtEnd: Bool { offset == bytes.count }
 
-        /// Reads one value; `depth` is the number of containers around it. The limit is the one
-        /// writes are checked against, so whatever was written is read back; it also bounds the
-        /// recursion on hostile input.
+        /// Reads one value with `depth` containers around it.
+        ///
+        /// The nesting limit is the one writes are checked against, so whatever was written is
+        /// read back; it also bounds the recursion on hostile input.
         mutating func readValue(depth: Int) throws -> PropertyListValue {
             let tagByte = try readByte()
             guard let tag = Tag(rawValue: tagByte) else {
