@@ -81,8 +81,15 @@ extension Preferences {
     /// try prefs.update { p in p[.launchCount] += 1 }
     /// ```
     ///
-    /// The closure runs while the store is locked: read and write through `p` only, not through
-    /// another handle on the same store.
+    /// The closure runs while the store is locked for writing. The rules:
+    /// - Write through `p` only. A write to the same store any other way (a subscript, `set`,
+    ///   `reset`, another `update`, a group property) would wait for this update to end, that is
+    ///   forever: it stops the program with a message naming the misuse instead.
+    /// - Reading through another handle is fine, but it does not see `p`'s writes until the
+    ///   update returns.
+    /// - Nesting updates of two different stores works; two threads nesting them in opposite
+    ///   orders wait for each other, and one of them gets an error after the store's lock
+    ///   timeout (``TransactionTimeoutError``, or `SQLiteStoreError` of kind `.busy`).
     @discardableResult
     public func update<Result>(_ body: (inout Update) throws -> Result) throws -> Result {
         do {

@@ -7,15 +7,21 @@
 /// ```
 public final class MemoryStore: PreferenceStore {
     private let values: Locked<[String: PropertyListValue]>
+    /// Held while a write or a transaction's body runs; reads do not wait for it.
+    private let writing: TransactionLock<Void>
     private let observers = StoreObservers(label: "MemoryStore")
 
     /// Creates a store holding `initialValues`.
     ///
+    /// `lockTimeout` bounds how long a write waits for another thread's transaction (see
+    /// ``TransactionTimeoutError``).
+    ///
     /// ```swift
     /// let store = MemoryStore(["volume": .double(0.5)])
     /// ```
-    public init(_ initialValues: [String: PropertyListValue] = [:]) {
+    public init(_ initialValues: [String: PropertyListValue] = [:], lockTimeout: Duration = .seconds(10)) {
         values = Locked(initialValues)
+        writing = TransactionLock((), store: "MemoryStore", timeout: lockTimeout)
     }
 
     /// `MemoryStore`.
@@ -32,9 +38,11 @@ public final class MemoryStore: PreferenceStore {
     /// Stores or removes one value.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         try value?.checkNesting()
-        values.withLock { values in
-            values[key] = value
-            observers.publish(StoreChange(values: [key: value]))
+        try writing.withLock(during: "a write") { _ in
+            values.withLock { values in
+                values[key] = value
+                observers.publish(StoreChange(values: [key: value]))
+            }
         }
     }
 
@@ -43,19 +51,22 @@ public final class MemoryStore: PreferenceStore {
         values.withLock { $0 }
     }
 
-    /// Runs `body` under the store's lock and applies its writes together.
+    /// Runs `body` while no other write can happen and applies its writes together.
+    ///
+    /// Reads from the transaction go key by key to the store, so no copy of the whole store is
+    /// made per transaction; nobody else can write until it ends.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try values.withLock { values in
-            // The transaction reads a copy-on-write view that is released before the writes are
-            // applied, so applying them mutates in place instead of copying the whole store.
-            let (writes, result) = try { [values] in
-                var transaction = StoreTransaction(read: { values[$0] }, keys: { Array(values.keys) })
-                let result = try body(&transaction)
-                return (transaction.writes, result)
-            }()
+        try writing.withLock(during: "a transaction") { _ in
+            var transaction = StoreTransaction(
+                read: { [values] key in values.withLock { $0[key] } },
+                keys: { [values] in values.withLock { Array($0.keys) } })
+            let result = try body(&transaction)
+            let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)
-            for (key, value) in writes { values[key] = value }
-            observers.publish(StoreChange(values: writes))
+            values.withLock { values in
+                for (key, value) in writes { values[key] = value }
+                observers.publish(StoreChange(values: writes))
+            }
             return result
         }
     }

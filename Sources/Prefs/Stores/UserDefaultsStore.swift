@@ -24,7 +24,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public let domainName: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
-    private let writeLock = NSLock()
+    private let writeLock: TransactionLock<Void>
     private let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[String: PropertyListValue]?>(nil)
@@ -72,6 +72,8 @@ public final class UserDefaultsStore: PreferenceStore {
         self.domainName = domainName
         self.synchronizesEachWrite = synchronizesEachWrite
         self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
+        self.writeLock = TransactionLock(
+            (), store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
     }
 
     /// `UserDefaults(suite: NAME)`.
@@ -104,7 +106,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock {
+        try writeLock.withLock(during: "a write or transaction") { _ in
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in Array(snapshot().keys) })
             let result = try body(&transaction)

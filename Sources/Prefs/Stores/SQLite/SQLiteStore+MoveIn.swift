@@ -51,17 +51,17 @@ extension SQLiteStore {
             )
         }
         let marker = "moved-in:\(domain)"
-        return try database.withLock { database in
+        return try core.withDatabase(during: "moveIn") { database in
             let connection = database.connection
-            return try write(&database) { transaction in
-                if try perform({
+            return try core.write(&database) { transaction in
+                if try core.perform({
                     try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)])
                 })
                     != nil
                 {
                     return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
                 }
-                try perform {
+                try core.perform {
                     try connection.run(
                         "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",
                         [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])

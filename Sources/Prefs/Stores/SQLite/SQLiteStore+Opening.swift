@@ -196,7 +196,9 @@ extension SQLiteStore {
                         .utf8))
         }
         return Opened(
-            database: Database(connection: connection, lastSequence: lastSequence, dataVersion: dataVersion),
+            database: Database(
+                connection: connection, lastSequence: lastSequence, dataVersion: dataVersion,
+                file: FileIdentity(path: path)),
             values: values, recovery: nil)
     }
 

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// Issue "Nothing lost, nothing hung", item 9: re-entrant calls stop with a message naming the
+/// misuse, reads inside a transaction work, and a cycle across two stores fails after the
+/// timeout instead of hanging forever.
+@Suite struct ReentrancyDefectTests {
+    @Test func updateInsideUpdateOnOneSQLiteStoreStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let prefs = Preferences(store: try! SQLiteStore(path: TestFiles.uniquePath()))
+            try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("inside a transaction"), "\(message)")
+        #expect(message.contains("SQLiteStore("), "\(message)")
+    }
+
+    @Test func aSubscriptWriteInsideUpdateOnAMemoryStoreStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let prefs = Preferences(store: MemoryStore())
+            try? prefs.update { _ in prefs[.volume] = 1 }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("a write on MemoryStore inside a transaction"), "\(message)")
+    }
+
+    /// `flush()` inside `update` has nothing left to do: the update commits the queued writes.
+    @Test func flushInsideUpdateReturns() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path, options: .init(durability: .deferred(maxDelay: .seconds(60))))
+        try store.setValue(.integer(1), forKey: "queued")
+        try Preferences(store: store).update { p in
+            try store.flush()
+            p[.launchCount] = 2
+        }
+        let reader = try SQLiteStore(path: path)
+        #expect(reader.value(forKey: "queued") == .integer(1))
+        #expect(reader.value(forKey: "launchCount") == .integer(2))
+    }
+
+    @Test func aDeferredWriteInsideUpdateStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let store = try! SQLiteStore(
+                path: TestFiles.uniquePath(), options: .init(durability: .deferred(maxDelay: .seconds(5))))
+            try? Preferences(store: store).update { _ in try? store.setValue(.integer(1), forKey: "k") }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("inside a transaction"), "\(message)")
+    }
+
+    @Test func updateInsideUpdateOnUserDefaultsStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let prefs = Preferences(store: TestDefaults.makeStore())
+            try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("inside a transaction"), "\(message)")
+    }
+
+    /// Reading through another handle inside `update` is allowed on every store (it used to hang
+    /// on the memory store).
+    @Test(arguments: StoreKind.allCases)
+    func readsInsideUpdateWork(kind: StoreKind) throws {
+        let prefs = IssueRecorder().preferences(kind.makeStore())
+        prefs[.volume] = 0.25
+        let seen = try prefs.update { p in
+            p[.launchCount] = 1
+            return (prefs[.volume], prefs.storedKeys.count)
+        }
+        #expect(seen.0 == 0.25)
+        #expect(seen.1 == 1)
+        #expect(prefs[.launchCount] == 1)
+    }
+
+    /// Two threads nesting transactions on two stores in opposite orders: one gets a typed
+    /// error after the timeout, the other completes; neither hangs.
+    @Test(arguments: ["sqlite", "memory"])
+    func aCycleAcrossTwoStoresFailsAfterTheTimeout(kind: String) throws {
+        let timeout = Duration.milliseconds(300)
+        let make: () throws -> any PreferenceStore = {
+            kind == "sqlite"
+                ? try SQLiteStore(path: TestFiles.uniquePath(), options: .init(busyTimeout: timeout))
+                : MemoryStore(lockTimeout: timeout)
+        }
+        let a = try make()
+        let b = try make()
+        let bothInside = DispatchGroup()
+        bothInside.enter()
+        bothInside.enter()
+        let outcomes = Locked<[String]>([])
+        let finished = DispatchGroup()
+        for (outer, inner) in [(a, b), (b, a)] {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                do {
+                    try outer.transaction { t in
+                        t["outer"] = .bool(true)
+                        bothInside.leave()
+                        bothInside.wait()
+                        try inner.transaction { $0["inner"] = .bool(true) }
+                    }
+                    outcomes.withLock { $0.append("done") }
+                } catch let error as SQLiteStoreError where error.kind == .busy {
+                    outcomes.withLock { $0.append("busy") }
+                } catch is TransactionTimeoutError {
+                    outcomes.withLock { $0.append("busy") }
+                } catch {
+                    outcomes.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        let results = outcomes.withLock { $0 }
+        #expect(results.contains("busy"), "\(results)")
+        #expect(results.allSatisfy { $0 == "busy" || $0 == "done" }, "\(results)")
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// Issue "Nothing lost, nothing hung": items 3 (a deleted or replaced file) and 15 (closing on
+/// the releasing thread).
+@Suite struct SQLiteFileDefectTests {
+    @Test func aDeletedFileMakesWritesThrow() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        try FileManager.default.removeItem(atPath: path)
+        #expect {
+            try store.setValue(.integer(2), forKey: "k")
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .replaced
+        }
+        #expect(store.value(forKey: "k") == .integer(1))
+    }
+
+    @Test func aFileMovedOverThePathMakesWritesThrow() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        let other = TestFiles.uniquePath()
+        do {
+            let second = try SQLiteStore(path: other)
+            try second.setValue(.integer(9), forKey: "k")
+        }
+        #expect(rename(other, path) == 0)
+        #expect {
+            try Preferences(store: store).update { p in p[.launchCount] = 5 }
+        } throws: { error in
+            guard case .store(let cause) = (error as? PreferenceError)?.reason else { return false }
+            return (cause as? SQLiteStoreError)?.kind == .replaced
+        }
+        #expect(store.value(forKey: "k") == .integer(1))
+    }
+
+    /// The store is released, and its file closed, when the caller lets go of it, on the
+    /// caller's thread, even with the refresh timer busy catching up with another writer.
+    @Test func releasingTheStoreClosesTheFileAtOnce() throws {
+        let path = TestFiles.uniquePath()
+        let writer = try SQLiteStore(path: path)
+        let stop = Locked(false)
+        let writing = DispatchGroup()
+        writing.enter()
+        Thread.detachNewThread {
+            defer { writing.leave() }
+            var count: Int64 = 0
+            while !stop.withLock({ $0 }) {
+                count += 1
+                try? writer.setValue(.integer(count), forKey: "w\(count % 50)")
+            }
+        }
+        defer {
+            stop.withLock { $0 = true }
+            writing.wait()
+        }
+        for round in 0..<200 {
+            var store: SQLiteStore? = try SQLiteStore(
+                path: path, options: .init(refreshInterval: .microseconds(50)))
+            weak let released = store
+            let core = store!.core
+            usleep(UInt32.random(in: 0...500))
+            store = nil
+            #expect(released == nil, "round \(round): the store outlived its last user reference")
+            // Closed by then: the connection refuses any further work.
+            #expect(throws: SQLiteStoreError.self) { try core.withDatabase(during: "a test") { _ in } }
+            if released != nil { break }
+        }
+    }
+}
