@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Prefs", targets: ["Prefs"]),
-        .executable(name: "prefs", targets: ["prefs"]),
+        .executable(name: "prefs", targets: ["PrefsCLI"]),
         .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
@@ -26,8 +26,9 @@ let package = Package(
         .target(name: "PrefsPostgres", dependencies: ["Prefs", "CLibPQ"]),
         .systemLibrary(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
-        // The command-line tool: macOS `defaults` for every store.
-        .executableTarget(name: "prefs", dependencies: ["Prefs", "PrefsPostgres"]),
+        // The command-line tool: macOS `defaults` for every store. The target's name differs from
+        // the library's by more than case (macOS file systems ignore case); the command is `prefs`.
+        .executableTarget(name: "PrefsCLI", dependencies: ["Prefs", "PrefsPostgres"]),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
         .executableTarget(
             name: "prefs-bench",
@@ -39,9 +40,10 @@ let package = Package(
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs", "PrefsPostgres"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),
-        .testTarget(name: "PrefsCLITests", dependencies: ["prefs", "PrefsTestHelper"]),
+        .testTarget(name: "PrefsCLITests", dependencies: ["PrefsCLI", "PrefsTestHelper"]),
         .testTarget(
-            name: "PrefsPostgresTests", dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper", "prefs"]),
+            name: "PrefsPostgresTests",
+            dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper", "PrefsCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -96,13 +96,13 @@ public struct Preferences: Sendable {
         store.value(forKey: key.name) != nil
     }
 
-    /// The names of every stored key, sorted.
+    /// The names of every stored key, sorted by Unicode scalars.
     ///
     /// ```swift
     /// prefs.storedKeys  // ["username", "volume"]
     /// ```
     public var storedKeys: [String] {
-        store.keys().sorted()
+        store.keys().sortedByScalars()
     }
 
     /// Every stored key and its value, at one moment.
@@ -110,7 +110,7 @@ public struct Preferences: Sendable {
     /// ```swift
     /// prefs.dictionaryRepresentation()["volume"]  // .double(0.8)
     /// ```
-    public func dictionaryRepresentation() -> [String: PropertyListValue] {
+    public func dictionaryRepresentation() -> [StoreKey: PropertyListValue] {
         store.snapshot()
     }
 

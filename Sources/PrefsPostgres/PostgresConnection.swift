@@ -13,6 +13,8 @@ final class PostgresConnection {
         let message: String
         /// True when the connection itself is gone (the server went away), not just the statement.
         let connectionLost: Bool
+        /// True when a parameter was too large to send.
+        var tooLarge = false
         var description: String { message }
     }
 
@@ -46,8 +48,16 @@ final class PostgresConnection {
             switch parameter {
             case .text(let text): Data(text.utf8)
             case .bytes(let bytes): bytes
+            case .int64(let number): withUnsafeBytes(of: number.bigEndian) { Data($0) }
             case .null: nil
             }
+        }
+        // libpq takes lengths as `Int32`: refuse larger parameters before converting.
+        if let large = buffers.first(where: { ($0?.count ?? 0) > Int(Int32.max) }) {
+            throw Failure(
+                message:
+                    "a value of \(large?.count ?? 0) bytes is larger than PostgreSQL takes (\(Int32.max) bytes)",
+                connectionLost: false, tooLarge: true)
         }
         let lengths = buffers.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)  // binary: bytes as they are
@@ -90,6 +100,8 @@ final class PostgresConnection {
     enum Parameter {
         case text(String)
         case bytes(Data)
+        /// A `bigint`, sent in binary format (8 bytes, big-endian).
+        case int64(Int64)
         case null
     }
 

@@ -1,6 +1,27 @@
 import Foundation
 import Prefs
 
+/// One row of `prefs_entries` as the cache applies it: a value, or `nil` for a removal, and the
+/// sequence number of the write that made it.
+struct EntryRow {
+    let key: StoreKey
+    let value: PropertyListValue?
+    let seq: Int64
+}
+
+/// The cache of one namespace: values, and for each key the sequence number of the write its
+/// cached value (or absence) comes from.
+///
+/// The writer (after its commit) and the listener (after a notification) both apply rows here,
+/// and a row is applied only over an older one: whichever arrives first, the newest commit wins,
+/// and observers see each key's values in commit order.
+struct NamespaceCache {
+    var values: [StoreKey: PropertyListValue] = [:]
+    var versions: [StoreKey: Int64] = [:]
+    /// The highest sequence number seen: catching up reads the rows after it.
+    var lastSeq: Int64 = 0
+}
+
 /// What the store and its listening thread share: the cache, the observers, the connection
 /// settings, and whether the server is reachable.
 final class Shared: Sendable {
@@ -8,16 +29,15 @@ final class Shared: Sendable {
 
     let url: String
     let namespace: String
-    let redactor: Redactor
-    let values: Locked<[String: PropertyListValue]>
+    let secrets: ConnectionSecrets
+    let cache = Locked(NamespaceCache())
     let observers = StoreObservers(label: "Postgres")
     let state = Locked((stale: false, stopped: false))
 
-    init(url: String, namespace: String, redactor: Redactor, values: [String: PropertyListValue]) {
+    init(url: String, namespace: String, secrets: ConnectionSecrets) {
         self.url = url
         self.namespace = namespace
-        self.redactor = redactor
-        self.values = Locked(values)
+        self.secrets = secrets
     }
 
     // Signalled when the listening thread has finished.
@@ -31,7 +51,7 @@ final class Shared: Sendable {
     }
 
     /// Listens on its own connection and thread until stopped: applies other instances' changes
-    /// to the cache, and after a lost connection reconnects with back-off and re-reads everything.
+    /// to the cache, and after a lost connection reconnects with back-off and catches up.
     func startListening() {
         let thread = Thread { [self] in
             listen()
@@ -47,25 +67,18 @@ final class Shared: Sendable {
         while !state.withLock({ $0.stopped }) {
             do {
                 if connection == nil {
-                    let fresh = try PostgresConnection(url: url, redact: redactor.redact)
+                    let fresh = try PostgresConnection(url: url, redact: secrets.redact)
                     try fresh.run("LISTEN \(Self.channel)")
                     connection = fresh
                     // NOTIFY does not replay: what changed before LISTEN took effect (since the
-                    // store first loaded, or while the server was away) is found by reading it all.
-                    try reloadAll(using: fresh)
+                    // store first loaded, or while the server was away) is found by catching up.
+                    try catchUp(using: fresh)
                     backoff = .milliseconds(50)
                     state.withLock { $0.stale = false }
                 }
                 guard let live = connection else { continue }
                 let notifications = try live.notifications(waitingUpTo: .milliseconds(100))
-                let keys = Set(
-                    notifications.compactMap { notification -> String? in
-                        let parts = notification.payload.split(
-                            separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
-                        guard parts.count == 2, parts[0] == namespace else { return nil }
-                        return String(parts[1])
-                    })
-                if !keys.isEmpty { try refresh(keys, using: live) }
+                if notifications.contains(where: { $0.payload == namespace }) { try catchUp(using: live) }
             } catch {
                 connection = nil
                 state.withLock { $0.stale = true }
@@ -75,146 +88,73 @@ final class Shared: Sendable {
         }
     }
 
-    /// Reads the current values of `keys` and applies those that differ from the cache.
-    private func refresh(_ keys: Set<String>, using connection: PostgresConnection) throws {
-        var current: [String: PropertyListValue?] = [:]
-        for key in keys {
-            let rows = try connection.run(
-                "SELECT value FROM prefs_entries WHERE namespace = $1 AND key = $2",
-                [.text(namespace), .text(key)])
-            current[key] = .some(firstCell(rows).flatMap { try? PropertyListValue(binaryEncoded: $0) })
-        }
-        apply(current, replacingEverything: false)
+    /// Reads the rows written since the last one seen and applies them.
+    func catchUp(using connection: PostgresConnection) throws {
+        let after = cache.withLock { $0.lastSeq }
+        let result = try connection.run(
+            "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 AND seq > $2 ORDER BY seq",
+            [.text(namespace), .int64(after)])
+        apply(rows(result))
     }
 
-    private func reloadAll(using connection: PostgresConnection) throws {
-        var current: [String: PropertyListValue?] = [:]
-        for row in try connection.run(
-            "SELECT key, value FROM prefs_entries WHERE namespace = $1", [.text(namespace)])
-        {
-            guard let key = row[0], let blob = row[1] else { continue }
-            current[String(decoding: key, as: UTF8.self)] = .some(try? PropertyListValue(binaryEncoded: blob))
-        }
-        apply(current, replacingEverything: true)
+    /// Reads every row of the namespace (tombstones too, for their sequence numbers).
+    func load(using connection: PostgresConnection) throws {
+        let result = try connection.run(
+            "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 ORDER BY seq", [.text(namespace)])
+        apply(rows(result))
     }
 
-    /// Applies what the server holds to the cache and publishes what actually changed (this
-    /// process's own writes are already in the cache, so their echoes change nothing).
-    private func apply(_ current: [String: PropertyListValue?], replacingEverything: Bool) {
-        let changed: [String: PropertyListValue?] = values.withLock { values in
-            var changed: [String: PropertyListValue?] = [:]
-            for (key, value) in current where values[key] != value {
-                values[key] = value
-                changed[key] = .some(value)
+    /// Decodes `SELECT key, value, seq` rows; a value this release cannot decode is reported and
+    /// left out (never taken for a removal).
+    private func rows(_ result: [[Data?]]) -> [EntryRow] {
+        var rows: [EntryRow] = []
+        var undecodable: [String] = []
+        for row in result {
+            guard row.count == 3, let key = row[0], let seq = row[2].flatMap(int64) else { continue }
+            let name = String(decoding: key, as: UTF8.self)
+            if let blob = row[1] {
+                guard let value = try? PropertyListValue(binaryEncoded: blob) else {
+                    undecodable.append(name)
+                    continue
+                }
+                rows.append(EntryRow(key: StoreKey(name), value: value, seq: seq))
+            } else {
+                rows.append(EntryRow(key: StoreKey(name), value: nil, seq: seq))
             }
-            if replacingEverything {
-                for key in values.keys where current[key] == nil {
-                    values[key] = nil
-                    changed[key] = .some(nil)
+        }
+        if !undecodable.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    "prefs: PostgresStore(namespace: \(namespace)): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
+                        .utf8))
+        }
+        return rows
+    }
+
+    /// Applies rows newer than what the cache holds for their keys, and publishes what changed,
+    /// under the cache's lock so observers hear each key's values in commit order.
+    func apply(_ rows: [EntryRow]) {
+        guard !rows.isEmpty else { return }
+        cache.withLock { cache in
+            var changed: [StoreKey: PropertyListValue?] = [:]
+            for row in rows {
+                cache.lastSeq = max(cache.lastSeq, row.seq)
+                guard row.seq > cache.versions[row.key, default: -1] else { continue }
+                cache.versions[row.key] = row.seq
+                if cache.values[row.key] != row.value {
+                    cache.values[row.key] = row.value
+                    changed[row.key] = .some(row.value)
                 }
             }
-            return changed
-        }
-        observers.publish(StoreChange(values: changed))
-    }
-}
-
-/// Creates the table and checks the schema version, once per database, safely when several
-/// processes start at once.
-enum Schema {
-    static let version = 1
-
-    static func prepare(_ connection: PostgresConnection) throws {
-        // "relation already exists, skipping" notices are not worth a line on stderr.
-        try connection.run("SET client_min_messages = warning")
-        try connection.run("BEGIN")
-        do {
-            // Concurrent CREATE TABLE IF NOT EXISTS can still collide; one process at a time.
-            try connection.run("SELECT pg_advisory_xact_lock(7370215)")
-            try connection.run(
-                """
-                CREATE TABLE IF NOT EXISTS prefs_entries (
-                    namespace TEXT NOT NULL, key TEXT NOT NULL, value BYTEA NOT NULL,
-                    PRIMARY KEY (namespace, key))
-                """)
-            try connection.run(
-                "CREATE TABLE IF NOT EXISTS prefs_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            try connection.run(
-                "INSERT INTO prefs_meta(name, value) VALUES ('schema_version', $1) ON CONFLICT (name) DO NOTHING",
-                [.text(String(version))])
-            let found = try connection.run("SELECT value FROM prefs_meta WHERE name = 'schema_version'")
-            let stored = firstCell(found).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
-            guard stored <= version else {
-                throw PostgresConnection.Failure(
-                    message:
-                        "the table was created by a newer Prefs (schema version \(stored); this release knows \(version))",
-                    connectionLost: false)
-            }
-            try connection.run("COMMIT")
-        } catch {
-            _ = try? connection.run("ROLLBACK")
-            throw error
+            observers.publish(StoreChange(values: changed))
         }
     }
 }
 
-/// Keeps the password out of everything the store says.
-struct Redactor: Sendable {
-    let safeURL: String
-    private let secrets: [String]
-
-    init(url: String) {
-        var secrets: [String] = []
-        var components = URLComponents(string: url)
-        if let password = components?.password, !password.isEmpty {
-            secrets.append(password)
-            if let decoded = password.removingPercentEncoding { secrets.append(decoded) }
-            components?.password = nil
-        }
-        if let items = components?.queryItems {
-            for item in items where item.name == "password" {
-                if let value = item.value, !value.isEmpty { secrets.append(value) }
-            }
-            components?.queryItems = items.map {
-                $0.name == "password" ? URLQueryItem(name: $0.name, value: "***") : $0
-            }
-        }
-        self.secrets = secrets.sorted { $0.count > $1.count }
-        safeURL = components?.string ?? "(a connection string)"
-    }
-
-    func redact(_ text: String) -> String {
-        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "***") }
-    }
-}
-
-/// A failure of a ``PostgresStore``; its message never contains the password.
-///
-/// ```swift
-/// catch let error as PostgresStoreError where error.kind == .connectionLost { retryLater() }
-/// ```
-public struct PostgresStoreError: Error, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Kind: Sendable, Equatable {
-        /// The store could not connect when created (wrong password, unreachable server …).
-        case connectionFailed
-        /// The server went away; the write was not made (or not confirmed). The store reconnects.
-        case connectionLost
-        /// The server refused a statement.
-        case server
-        /// The namespace is empty or has a line break.
-        case invalidNamespace
-    }
-
-    /// The kind of failure.
-    public let kind: Kind
-    /// The store, described without its password.
-    public let store: String
-    /// What libpq or the server said, without the password.
-    public let message: String
-
-    /// `STORE: MESSAGE`.
-    public var description: String { "\(store): \(message)" }
+/// A big-endian 8-byte integer, as PostgreSQL sends a `bigint` in binary format.
+func int64(_ bytes: Data) -> Int64? {
+    guard bytes.count == 8 else { return nil }
+    return Int64(bitPattern: bytes.reduce(0) { ($0 << 8) | UInt64($1) })
 }
 
 extension Duration {

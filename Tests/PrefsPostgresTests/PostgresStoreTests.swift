@@ -13,12 +13,12 @@ import Testing
         let first = try PostgresStore(url: server.url, namespace: "checkout")
         let second = try PostgresStore(url: server.url, namespace: "checkout")
         let other = try PostgresStore(url: server.url, namespace: "billing")
-        let values: [String: PropertyListValue] = [
+        let values: [StoreKey: PropertyListValue] = [
             "limit": .integer(50), "ratio": .double(0.25), "name": .string("a\u{0}b 🌍"),
             "when": .date(Date(timeIntervalSince1970: 1_700_000_000.123_456)), "flags": .array([.bool(true)]),
             "nested": .dictionary(["bytes": .data(Data([0, 255]))]),
         ]
-        for (key, value) in values { try first.setValue(value, forKey: key) }
+        for (key, value) in values { try first.setValue(value, forKey: key.name) }
         #expect(first.snapshot() == values)
         #expect(await eventually { second.snapshot() == values }, "another instance sees every write")
         #expect(
@@ -99,7 +99,7 @@ import Testing
         #expect(await eventually { !observer.isStale })
 
         let stored = try PostgresStore(url: server.url, namespace: "ns").snapshot()
-        let missing = acknowledgedIndexes().filter { stored["k\($0)"] != .integer(Int64($0)) }
+        let missing = acknowledgedIndexes().filter { stored[StoreKey("k\($0)")] != .integer(Int64($0)) }
         #expect(missing.isEmpty, "acknowledged writes missing: \(missing.prefix(10))")
         #expect(stored["while-down"] == nil, "a write that threw was not made")
         // The observer's cache was re-read in full after reconnecting.

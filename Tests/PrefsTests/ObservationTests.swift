@@ -90,9 +90,10 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let some = Locked<[Set<String>]>([])
         let all = Locked<[Set<String>]>([])
         let someObservation = prefs.observe(.volume, .theme) { change in
-            some.withLock { $0.append(Set(change.values.keys)) }
+            some.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
-        let allObservation = prefs.observeAll { change in all.withLock { $0.append(Set(change.values.keys)) }
+        let allObservation = prefs.observeAll { change in
+            all.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
         prefs[.volume] = 1
         prefs[.username] = "x"

@@ -31,7 +31,7 @@ open class PreferenceGroup: Observable {
     public private(set) var propertyKeys: [(property: String, key: String)] = []
 
     let observationRegistrar = ObservationRegistrar()
-    private var slotsByKey: [String: PreferenceSlot] = [:]
+    private var slotsByKey: [StoreKey: PreferenceSlot] = [:]
     private var storeObservation: StoreObservation?
 
     /// Creates the group over `preferences`, its keys prefixed with `keyPrefix`.
@@ -64,7 +64,7 @@ open class PreferenceGroup: Observable {
         propertyKeys.first { $0.property == property }?.key
     }
 
-    func slot(forKey key: String) -> PreferenceSlot? { slotsByKey[key] }
+    func slot(forKey key: String) -> PreferenceSlot? { slotsByKey[StoreKey(key)] }
 
     /// Finds the `@Preference` properties by reflection, subclasses first, and gives each its key.
     private func bindProperties() {
@@ -81,16 +81,16 @@ open class PreferenceGroup: Observable {
             }
             mirror = current.superclassMirror
         }
-        var owners: [String: String] = [:]
+        var owners: [StoreKey: String] = [:]
         for entry in found {
-            if let other = owners[entry.key] {
+            if let other = owners[StoreKey(entry.key)] {
                 preconditionFailure(
                     "\(type(of: self)): the properties '\(other)' and '\(entry.name)' are both stored under the key '\(entry.key)'; give one an explicit key with @Preference(\"…\")"
                 )
             }
-            owners[entry.key] = entry.name
+            owners[StoreKey(entry.key)] = entry.name
             entry.preference.bind(name: entry.key)
-            slotsByKey[entry.key] = entry.preference.slot
+            slotsByKey[StoreKey(entry.key)] = entry.preference.slot
         }
         propertyKeys = found.map { ($0.name, $0.key) }
     }

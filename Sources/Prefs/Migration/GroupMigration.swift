@@ -62,7 +62,8 @@ extension PreferenceGroup {
             var moved: [String] = []
             var mismatches: [GroupMigrationReport.Mismatch] = []
             for target in targets {
-                guard target.oldKey != target.newKey, let old = transaction[target.oldKey] else { continue }
+                guard StoreKey(target.oldKey) != StoreKey(target.newKey), let old = transaction[target.oldKey]
+                else { continue }
                 if target.slot.accepts(old) {
                     transaction[target.newKey] = old
                     transaction[target.oldKey] = nil

@@ -77,7 +77,7 @@ extension Preferences {
     public func observe(_ keys: Keys..., handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
-        let names = Set(keys.map(\.name))
+        let names = Set(keys.map { StoreKey($0.name) })
         return store.observe { change in
             let relevant = change.values.filter { names.contains($0.key) }
             if !relevant.isEmpty { handler(StoreChange(values: relevant)) }
@@ -104,7 +104,7 @@ extension Preferences {
     ) -> StoreObservation {
         let startedDelivering = Locked(false)
         let observation = store.observe { [self] change in
-            guard let stored = change.values[key.name] else { return }
+            guard let stored = change.values[StoreKey(key.name)] else { return }
             startedDelivering.withLock { started in
                 if started { deliver(decode(stored, for: key)) }
             }

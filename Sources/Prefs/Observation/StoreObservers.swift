@@ -9,14 +9,14 @@ import Dispatch
 /// ```
 public struct StoreChange: Sendable, Equatable {
     /// The changed keys and their new values (`nil`: removed).
-    public let values: [String: PropertyListValue?]
+    public let values: [StoreKey: PropertyListValue?]
 
     /// Creates a change.
     ///
     /// ```swift
     /// StoreChange(values: ["volume": .double(0.8)])
     /// ```
-    public init(values: [String: PropertyListValue?]) {
+    public init(values: [StoreKey: PropertyListValue?]) {
         self.values = values
     }
 }

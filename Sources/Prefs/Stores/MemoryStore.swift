@@ -6,7 +6,7 @@
 /// prefs[.volume] = 0.8
 /// ```
 public final class MemoryStore: PreferenceStore {
-    private let values: Locked<[String: PropertyListValue]>
+    private let values: Locked<[StoreKey: PropertyListValue]>
     /// Held while a write or a transaction's body runs; reads do not wait for it.
     private let writing: TransactionLock<Void>
     private let observers = StoreObservers(label: "MemoryStore")
@@ -19,7 +19,7 @@ public final class MemoryStore: PreferenceStore {
     /// ```swift
     /// let store = MemoryStore(["volume": .double(0.5)])
     /// ```
-    public init(_ initialValues: [String: PropertyListValue] = [:], lockTimeout: Duration = .seconds(10)) {
+    public init(_ initialValues: [StoreKey: PropertyListValue] = [:], lockTimeout: Duration = .seconds(10)) {
         values = Locked(initialValues)
         writing = TransactionLock((), store: "MemoryStore", timeout: lockTimeout)
     }
@@ -32,7 +32,7 @@ public final class MemoryStore: PreferenceStore {
 
     /// The stored value, or `nil`.
     public func value(forKey key: String) -> PropertyListValue? {
-        values.withLock { $0[key] }
+        values.withLock { $0[StoreKey(key)] }
     }
 
     /// Stores or removes one value.
@@ -40,14 +40,14 @@ public final class MemoryStore: PreferenceStore {
         try value?.checkNesting()
         try writing.withLock(during: "a write") { _ in
             values.withLock { values in
-                values[key] = value
-                observers.publish(StoreChange(values: [key: value]))
+                values[StoreKey(key)] = value
+                observers.publish(StoreChange(values: [StoreKey(key): value]))
             }
         }
     }
 
     /// Every stored key and value.
-    public func snapshot() -> [String: PropertyListValue] {
+    public func snapshot() -> [StoreKey: PropertyListValue] {
         values.withLock { $0 }
     }
 
@@ -58,8 +58,8 @@ public final class MemoryStore: PreferenceStore {
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try writing.withLock(during: "a transaction") { _ in
             var transaction = StoreTransaction(
-                read: { [values] key in values.withLock { $0[key] } },
-                keys: { [values] in values.withLock { Array($0.keys) } })
+                read: { [values] key in values.withLock { $0[StoreKey(key)] } },
+                keys: { [values] in values.withLock { $0.keys.map(\.name) } })
             let result = try body(&transaction)
             let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)

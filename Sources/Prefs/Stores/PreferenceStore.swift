@@ -40,7 +40,9 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// ```swift
     /// store.snapshot()  // ["name": .string("Zhuo")]
     /// ```
-    func snapshot() -> [String: PropertyListValue]
+    ///
+    /// Keyed by ``StoreKey``, so keys that differ only in Unicode normalization stay apart.
+    func snapshot() -> [StoreKey: PropertyListValue]
 
     /// Every stored key, in no particular order.
     ///
@@ -76,7 +78,7 @@ extension PreferenceStore {
 
     /// The keys of a snapshot; stores override it when they can list keys more cheaply.
     public func keys() -> [String] {
-        Array(snapshot().keys)
+        snapshot().keys.map(\.name)
     }
 }
 
@@ -94,7 +96,7 @@ public struct StoreTransaction {
     private let listStoredKeys: () -> [String]
 
     /// The writes made so far, key to new value (`nil`: removed), applied when the body returns.
-    public private(set) var writes: [String: PropertyListValue?] = [:]
+    public private(set) var writes: [StoreKey: PropertyListValue?] = [:]
 
     /// Creates a transaction over a store's state as its implementation reads it under its lock.
     ///
@@ -113,11 +115,11 @@ public struct StoreTransaction {
     /// ```
     public subscript(key: String) -> PropertyListValue? {
         get {
-            if let written = writes[key] { return written }
+            if let written = writes[StoreKey(key)] { return written }
             return readStored(key)
         }
         set {
-            writes[key] = .some(newValue)
+            writes[StoreKey(key)] = .some(newValue)
         }
     }
 
@@ -127,10 +129,10 @@ public struct StoreTransaction {
     /// for key in t.keys { t[key] = nil }  // remove everything
     /// ```
     public var keys: [String] {
-        var result = Set(listStoredKeys())
+        var result = Set(listStoredKeys().map { StoreKey($0) })
         for (key, value) in writes {
             if value == nil { result.remove(key) } else { result.insert(key) }
         }
-        return Array(result)
+        return result.map(\.name)
     }
 }

@@ -75,7 +75,7 @@ final class UnavailableStore: PreferenceStore {
     }
 
     func value(forKey key: String) -> PropertyListValue? { nil }
-    func snapshot() -> [String: PropertyListValue] { [:] }
+    func snapshot() -> [StoreKey: PropertyListValue] { [:] }
     func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         throw reason
     }

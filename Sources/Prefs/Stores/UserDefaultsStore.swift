@@ -14,6 +14,11 @@ import Foundation
 /// own choosing; so that a date reads back the same at every moment, this store drops the
 /// fractional seconds of every date it writes on Linux. And processes that share a suite can
 /// overwrite each other's writes. Where either matters, use another store.
+///
+/// **Keys.** Foundation's Swift interface merges keys that are canonically equivalent (`"é"` as
+/// U+00E9 and as `e` + U+0301), on every platform. This store keeps keys exact by refusing
+/// instead: writing a key equivalent to, but spelled differently from, a stored key throws
+/// ``UserDefaultsKeyConflict``, and reading a key with no exact match finds nothing.
 public final class UserDefaultsStore: PreferenceStore {
     /// The `UserDefaults` this store reads and writes.
     ///
@@ -27,7 +32,7 @@ public final class UserDefaultsStore: PreferenceStore {
     private let writeLock: TransactionLock<Void>
     private let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
-    private let knownDomain = Locked<[String: PropertyListValue]?>(nil)
+    private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
     private let notificationToken = Locked<(any NSObjectProtocol)?>(nil)
 
     /// The store for `UserDefaults.standard` and the program's own domain.
@@ -82,7 +87,36 @@ public final class UserDefaultsStore: PreferenceStore {
     /// The value `UserDefaults` returns for `key`, or `nil` when there is none or it is not a
     /// property-list value.
     public func value(forKey key: String) -> PropertyListValue? {
-        defaults.object(forKey: key).flatMap(PropertyListValue.init(foundationObject:))
+        guard let object = defaults.object(forKey: key) else { return nil }
+        // Foundation answers for any canonically equivalent key; only an exact one counts. An
+        // ASCII key has no other spelling that this store could have written.
+        if !key.utf8.allSatisfy({ $0 < 0x80 })
+            && storedSpelling(of: key).map { StoreKey($0) } != StoreKey(key)
+        {
+            return nil
+        }
+        return PropertyListValue(foundationObject: object)
+    }
+
+    /// The spelling of the stored key that Foundation takes `key` for, if any.
+    private func storedSpelling(of key: String) -> String? {
+        let objects: [String: Any]
+        if let domainName {
+            objects = defaults.persistentDomain(forName: domainName) ?? [:]
+        } else {
+            objects = defaults.dictionaryRepresentation()
+        }
+        guard let index = objects.index(forKey: key) else { return nil }
+        return objects[index].key
+    }
+
+    /// Throws when a write to `key` would land on a stored key spelled differently.
+    private func checkSpelling(of keys: some Sequence<StoreKey>) throws {
+        for key in keys {
+            if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
+                throw UserDefaultsKeyConflict(domain: domainName, key: key.name, storedKey: stored)
+            }
+        }
     }
 
     /// Stores or removes one value, durably on Linux.
@@ -91,14 +125,19 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     /// Every key of the persistent domain (or every visible key) and its value.
-    public func snapshot() -> [String: PropertyListValue] {
+    public func snapshot() -> [StoreKey: PropertyListValue] {
         let objects: [String: Any]
         if let domainName {
             objects = defaults.persistentDomain(forName: domainName) ?? [:]
         } else {
             objects = defaults.dictionaryRepresentation()
         }
-        return objects.compactMapValues(PropertyListValue.init(foundationObject:))
+        var result: [StoreKey: PropertyListValue] = [:]
+        result.reserveCapacity(objects.count)
+        for (key, object) in objects {
+            if let value = PropertyListValue(foundationObject: object) { result[StoreKey(key)] = value }
+        }
+        return result
     }
 
     /// Runs `body` while no other write of this process can happen, then applies its writes; on
@@ -108,7 +147,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try writeLock.withLock(during: "a write or transaction") { _ in
             var transaction = StoreTransaction(
-                read: { [self] in value(forKey: $0) }, keys: { [self] in Array(snapshot().keys) })
+                read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)
             let applied = try apply(transaction.writes)
             observers.publish(StoreChange(values: applied))
@@ -152,10 +191,10 @@ public final class UserDefaultsStore: PreferenceStore {
 
     private func publishRawWrites() {
         let current = snapshot()
-        let changed: [String: PropertyListValue?] = knownDomain.withLock { known in
+        let changed: [StoreKey: PropertyListValue?] = knownDomain.withLock { known in
             guard let previous = known else { return [:] }
             known = current
-            var changed: [String: PropertyListValue?] = [:]
+            var changed: [StoreKey: PropertyListValue?] = [:]
             for (key, value) in current where previous[key] != value { changed[key] = .some(value) }
             for key in previous.keys where current[key] == nil { changed[key] = .some(nil) }
             return changed
@@ -165,7 +204,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// Records this store's own writes as known before they are made, so that the announcement
     /// Foundation makes of them is not published a second time as a raw write.
-    private func recordAsKnown(_ objects: [String: PropertyListValue?]) {
+    private func recordAsKnown(_ objects: [StoreKey: PropertyListValue?]) {
         knownDomain.withLock { known in
             guard known != nil else { return }
             for (key, value) in objects { known?[key] = value }
@@ -173,9 +212,10 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     /// Writes the values and returns them as stored.
-    private func apply(_ writes: [String: PropertyListValue?]) throws -> [String: PropertyListValue?] {
+    private func apply(_ writes: [StoreKey: PropertyListValue?]) throws -> [StoreKey: PropertyListValue?] {
         guard !writes.isEmpty else { return writes }
         try PropertyListValue.checkNesting(of: writes)
+        try checkSpelling(of: writes.keys)
         #if canImport(Darwin)
             recordAsKnown(writes)
             write(writes.mapValues { $0?.foundationObject })
@@ -186,14 +226,14 @@ public final class UserDefaultsStore: PreferenceStore {
             // put the old values back so memory and disk agree and nothing half-written remains.
             let previous =
                 synchronizesEachWrite
-                ? Dictionary(uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0)) })
+                ? Dictionary(uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0.name)) })
                 : [:]
             write(writes.mapValues { $0?.foundationObject })
             if synchronizesEachWrite && !defaults.synchronize() {
                 write(previous)
                 recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
                 throw PreferenceError(
-                    key: writes.keys.sorted().joined(separator: ", "), store: description,
+                    key: writes.keys.sorted().map(\.name).joined(separator: ", "), store: description,
                     reason: .store(UserDefaultsWriteError(domain: domainName)))
             }
         #endif
@@ -210,10 +250,41 @@ public final class UserDefaultsStore: PreferenceStore {
         }
     }
 
-    private func write(_ objects: [String: Any?]) {
+    private func write(_ objects: [StoreKey: Any?]) {
         for (key, object) in objects {
-            if let object { defaults.set(object, forKey: key) } else { defaults.removeObject(forKey: key) }
+            if let object {
+                defaults.set(object, forKey: key.name)
+            } else {
+                defaults.removeObject(forKey: key.name)
+            }
         }
+    }
+}
+
+/// A write to a `UserDefaults` key that Foundation would merge with a stored key spelled
+/// differently (canonically equivalent Unicode, such as `"é"` as one scalar or as two).
+///
+/// ```swift
+/// UserDefaultsKeyConflict(domain: "app", key: "e\u{301}", storedKey: "\u{E9}").description
+/// ```
+public struct UserDefaultsKeyConflict: Error, CustomStringConvertible {
+    /// The domain written to.
+    public let domain: String?
+    /// The key of the refused write.
+    public let key: String
+    /// The stored key Foundation takes it for.
+    public let storedKey: String
+
+    /// A one-line explanation naming both spellings by their Unicode scalars.
+    public var description: String {
+        func scalars(_ text: String) -> String {
+            text.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(
+                separator: " ")
+        }
+        return
+            "UserDefaults(suite: \(domain ?? "custom")): the key \(String(reflecting: key)) (\(scalars(key))) "
+            + "and the stored key \(String(reflecting: storedKey)) (\(scalars(storedKey))) are one key to "
+            + "Foundation, which would merge them; nothing was written (SQLiteStore keeps both)"
     }
 }
 

@@ -97,7 +97,7 @@ extension PropertyListValue {
     /// ```swift
     /// try PropertyListValue.checkNesting(of: transaction.writes)
     /// ```
-    public static func checkNesting(of writes: [String: PropertyListValue?]) throws {
+    public static func checkNesting(of writes: [StoreKey: PropertyListValue?]) throws {
         for case let value? in writes.values { try value.checkNesting() }
     }
 

@@ -81,12 +81,12 @@ final class FailingStore: PreferenceStore {
     let backing: MemoryStore
     var description: String { "FailingStore" }
 
-    init(_ initial: [String: PropertyListValue] = [:]) {
+    init(_ initial: [StoreKey: PropertyListValue] = [:]) {
         backing = MemoryStore(initial)
     }
 
     func value(forKey key: String) -> PropertyListValue? { backing.value(forKey: key) }
-    func snapshot() -> [String: PropertyListValue] { backing.snapshot() }
+    func snapshot() -> [StoreKey: PropertyListValue] { backing.snapshot() }
     func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try backing.transaction { transaction in
             _ = try body(&transaction)

@@ -9,7 +9,7 @@ extension SQLiteStore {
 
     struct Opened {
         var database: Database
-        var values: [String: PropertyListValue]
+        var values: [StoreKey: PropertyListValue]
         var recovery: CorruptionRecovery?
     }
 
@@ -174,7 +174,7 @@ extension SQLiteStore {
                 path: path, kind: version > schemaVersion ? .newerSchema(found: Int(version)) : .readOnly,
                 detail: "schema version \(version), expected \(schemaVersion)")
         }
-        var values: [String: PropertyListValue] = [:]
+        var values: [StoreKey: PropertyListValue] = [:]
         var lastSequence: Int64 = 0
         var undecodable: [String] = []
         try connection.run("SELECT key, value, seq FROM prefs_entries") { row in
@@ -182,7 +182,7 @@ extension SQLiteStore {
             guard !row.isNull(1) else { return }
             let key = row.text(0)
             if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
-                values[key] = value
+                values[StoreKey(key)] = value
             } else {
                 undecodable.append(key)
             }

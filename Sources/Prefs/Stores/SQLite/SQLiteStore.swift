@@ -79,24 +79,24 @@ public final class SQLiteStore: PreferenceStore {
 
     /// The stored value from the cache.
     public func value(forKey key: String) -> PropertyListValue? {
-        core.values.withLock { $0[key] }
+        core.values.withLock { $0[StoreKey(key)] }
     }
 
     /// Every stored key and value, from the cache.
-    public func snapshot() -> [String: PropertyListValue] {
+    public func snapshot() -> [StoreKey: PropertyListValue] {
         core.values.withLock { $0 }
     }
 
     /// Every stored key, from the cache.
     public func keys() -> [String] {
-        core.values.withLock { Array($0.keys) }
+        core.values.withLock { $0.keys.map(\.name) }
     }
 
     /// Stores or removes one value: committed before returning, or queued in deferred mode.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         if case .deferred(let maxDelay) = options.durability {
             try value?.checkNesting()
-            try core.enqueueDeferred([key: value], maxDelay: maxDelay)
+            try core.enqueueDeferred([StoreKey(key): value], maxDelay: maxDelay)
         } else {
             try transaction { $0[key] = value }
         }

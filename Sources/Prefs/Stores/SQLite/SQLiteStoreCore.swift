@@ -43,9 +43,9 @@ final class SQLiteStoreCore: Sendable {
     /// Held by every write and by catching up: one SQLite transaction at a time per store.
     private let database: TransactionLock<SQLiteStore.Database>
     /// Every stored value: what reads answer from.
-    let values: Locked<[String: PropertyListValue]>
+    let values: Locked<[StoreKey: PropertyListValue]>
     /// Deferred mode: writes acknowledged but not yet committed, and whether a flush is scheduled.
-    let pending = Locked<(writes: [String: PropertyListValue?], flushScheduled: Bool)>(([:], false))
+    let pending = Locked<(writes: [StoreKey: PropertyListValue?], flushScheduled: Bool)>(([:], false))
     let observers = StoreObservers(label: "SQLite")
 
     init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
@@ -106,7 +106,7 @@ final class SQLiteStoreCore: Sendable {
                 try connection.run("BEGIN IMMEDIATE")
             }
         }
-        var deferred: [String: PropertyListValue?] = [:]
+        var deferred: [StoreKey: PropertyListValue?] = [:]
         do {
             try checkFileIsTheOneOpened(database)
             deferred = pending.withLock { pending in
@@ -115,8 +115,8 @@ final class SQLiteStoreCore: Sendable {
             }
             try catchUp(&database, keeping: Set(deferred.keys))
             var transaction = StoreTransaction(
-                read: { [values] key in values.withLock { $0[key] } },
-                keys: { [values] in values.withLock { Array($0.keys) } })
+                read: { [values] key in values.withLock { $0[StoreKey(key)] } },
+                keys: { [values] in values.withLock { $0.keys.map(\.name) } })
             let result = try body(&transaction)
             let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)
@@ -152,7 +152,7 @@ final class SQLiteStoreCore: Sendable {
 
     /// Upserts each value (a removal is a row whose value is NULL, so other processes can see it).
     private func store(
-        _ writes: [String: PropertyListValue?], sequence: Int64, on connection: SQLiteConnection
+        _ writes: [StoreKey: PropertyListValue?], sequence: Int64, on connection: SQLiteConnection
     ) throws {
         for (key, value) in writes {
             try perform {
@@ -161,7 +161,7 @@ final class SQLiteStoreCore: Sendable {
                     INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
                     ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
                     """,
-                    [.text(key), value.map { .blob($0.binaryEncoded()) } ?? .null, .integer(sequence)])
+                    [.text(key.name), value.map { .blob($0.binaryEncoded()) } ?? .null, .integer(sequence)])
             }
         }
     }
@@ -170,13 +170,13 @@ final class SQLiteStoreCore: Sendable {
 
     /// Reads the rows other processes changed since this process last looked, applies them to the
     /// cache (except keys with a deferred write of ours, which will win), and tells observers.
-    func catchUp(_ database: inout SQLiteStore.Database, keeping ownKeys: Set<String> = []) throws {
+    func catchUp(_ database: inout SQLiteStore.Database, keeping ownKeys: Set<StoreKey> = []) throws {
         let connection = database.connection
         // `data_version` changes only when another connection commits: when it has not, there is
         // nothing to read, and a write costs no extra query.
         let version = try perform { try connection.integer("PRAGMA data_version") } ?? 0
         guard version != database.dataVersion else { return }
-        var changed: [String: PropertyListValue?] = [:]
+        var changed: [StoreKey: PropertyListValue?] = [:]
         var undecodable: [String] = []
         var highest = database.lastSequence
         try perform {
@@ -184,7 +184,7 @@ final class SQLiteStoreCore: Sendable {
                 "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1 ORDER BY seq",
                 [.integer(database.lastSequence)]
             ) { row in
-                let key = row.text(0)
+                let key = StoreKey(row.text(0))
                 highest = max(highest, row.integer(2))
                 if row.isNull(1) {
                     changed[key] = .some(nil)
@@ -192,7 +192,7 @@ final class SQLiteStoreCore: Sendable {
                     changed[key] = .some(value)
                 } else {
                     // Not a removal: a value this release cannot read. The cache keeps what it had.
-                    undecodable.append(key)
+                    undecodable.append(key.name)
                 }
             }
         }
@@ -242,7 +242,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Queues writes: visible at once in the cache and to observers, committed within `maxDelay`.
-    func enqueueDeferred(_ writes: [String: PropertyListValue?], maxDelay: Duration) throws {
+    func enqueueDeferred(_ writes: [StoreKey: PropertyListValue?], maxDelay: Duration) throws {
         if database.isHeldByCurrentThread {
             // The same misuse as a nested transaction, reported the same way.
             try withDatabase(during: "a write") { _ in }
@@ -261,7 +261,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Puts writes taken for a commit that failed back in the queue, unless newer ones came since.
-    private func restorePending(_ writes: [String: PropertyListValue?]) {
+    private func restorePending(_ writes: [StoreKey: PropertyListValue?]) {
         guard !writes.isEmpty, case .deferred(let maxDelay) = options.durability else { return }
         let needsSchedule = pending.withLock { pending in
             for (key, value) in writes where pending.writes[key] == nil { pending.writes[key] = .some(value) }

@@ -14,6 +14,11 @@ struct Invocation: Sendable {
     func printValue(_ value: PropertyListValue) {
         Output.line(json ? PlistText.json(value) : PlistText.bare(value))
     }
+
+    /// Prints a domain's keys and values, every key exact.
+    func printDomain(_ entries: [StoreKey: PropertyListValue]) {
+        Output.line(json ? PlistText.json(domain: entries) : PlistText.oldStyle(domain: entries))
+    }
 }
 
 /// One verb of the tool: its usage, what it does, an example, how many arguments it takes.
@@ -78,13 +83,26 @@ let commands: [Command] = [
 private func read(_ invocation: Invocation) throws {
     switch invocation.arguments.count {
     case 0:
-        var all: [String: PropertyListValue] = [:]
+        // Each domain printed with its keys exact; the domains are file or namespace names.
+        var lines: [String] = []
+        let (indent, separator) = invocation.json ? ("  ", ",") : ("    ", ";")
         for domain in try invocation.store.domains() {
-            all[domain] = .dictionary(try invocation.store.existingStore(domain)?.snapshot() ?? [:])
+            let entries = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
+            let text =
+                invocation.json
+                ? PlistText.json(domain: entries, indent: indent)
+                : PlistText.oldStyle(domain: entries, indent: indent)
+            let name = invocation.json ? PlistText.jsonString(domain) : PlistText.quoteIfNeeded(domain)
+            lines.append("\(indent)\(name)\(invocation.json ? ":" : " =") \(text)")
         }
-        invocation.printValue(.dictionary(all))
+        if invocation.json {
+            Output.line(lines.isEmpty ? "{}" : "{\n" + lines.joined(separator: ",\n") + "\n}")
+        } else {
+            Output.line(
+                lines.isEmpty ? "{\n}" : "{\n" + lines.map { $0 + separator }.joined(separator: "\n") + "\n}")
+        }
     case 1:
-        invocation.printValue(.dictionary(try existing(invocation.argument(0), in: invocation).snapshot()))
+        invocation.printDomain(try existing(invocation.argument(0), in: invocation).snapshot())
     default:
         invocation.printValue(
             try value(invocation.argument(1), domain: invocation.argument(0), in: invocation))
@@ -100,10 +118,10 @@ private func write(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
     if invocation.arguments.count == 2 {
         // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction.
-        let entries = try PlistText.parseDictionary(invocation.argument(1))
+        let entries = try PlistText.parseDomain(invocation.argument(1))
         try transaction(in: try invocation.store.store(domain)) { t in
-            for key in t.keys where entries[key] == nil { t[key] = nil }
-            for (key, value) in entries { t[key] = value }
+            for key in t.keys where entries[StoreKey(key)] == nil { t[key] = nil }
+            for (key, value) in entries { t[key.name] = value }
         }
         return
     }
@@ -150,28 +168,29 @@ private func domains(_ invocation: Invocation) throws {
 
 private func find(_ invocation: Invocation) throws {
     let word = invocation.argument(0).lowercased()
-    var found: [String: PropertyListValue] = [:]
+    var found: [(domain: String, matches: [StoreKey: PropertyListValue])] = []
     for domain in try invocation.store.domains() {
         let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
         let matches = values.filter { key, value in
-            key.lowercased().contains(word) || PlistText.oldStyle(value).lowercased().contains(word)
+            key.name.lowercased().contains(word) || PlistText.oldStyle(value).lowercased().contains(word)
         }
         if domain.lowercased().contains(word) {
-            found[domain] = .dictionary(values)
+            found.append((domain, values))
         } else if !matches.isEmpty {
-            found[domain] = .dictionary(matches)
+            found.append((domain, matches))
         }
     }
     if invocation.json {
-        Output.line(PlistText.json(.dictionary(found)))
+        let lines = found.map {
+            "  \(PlistText.jsonString($0.domain)): \(PlistText.json(domain: $0.matches, indent: "  "))"
+        }
+        Output.line(lines.isEmpty ? "{}" : "{\n" + lines.joined(separator: ",\n") + "\n}")
     } else if found.isEmpty {
         Output.line("No domain, key, nor value containing '\(invocation.argument(0))'")
     } else {
-        for domain in found.keys.sorted() {
-            guard case .dictionary(let matches) = found[domain]! else { continue }
+        for (domain, matches) in found {
             Output.line(
-                "Found \(matches.count) keys in domain '\(domain)': \(PlistText.oldStyle(.dictionary(matches)))"
-            )
+                "Found \(matches.count) keys in domain '\(domain)': \(PlistText.oldStyle(domain: matches))")
         }
     }
 }
@@ -208,7 +227,7 @@ private func importFile(_ invocation: Invocation) throws {
             throw CLIError.cannotRead("cannot read \(path): \(error.localizedDescription)")
         }
     }
-    let entries: [String: PropertyListValue]
+    let entries: [StoreKey: PropertyListValue]
     do {
         entries = try PlistText.readFile(data)
     } catch let error as CLIError {
@@ -217,7 +236,7 @@ private func importFile(_ invocation: Invocation) throws {
         throw CLIError.badInput("\(path) is not a readable property list")
     }
     try transaction(in: try invocation.store.store(invocation.argument(0))) { t in
-        for (key, value) in entries { t[key] = value }
+        for (key, value) in entries { t[key.name] = value }
     }
 }
 
@@ -227,8 +246,9 @@ private func watch(_ invocation: Invocation) throws {
     let store = try invocation.store.store(domain)
     let json = invocation.json
     let observation = store.observe { change in
-        for changedKey in change.values.keys.sorted() where key == nil || changedKey == key {
+        for changedKey in change.values.keys.sorted() where key == nil || changedKey == StoreKey(key!) {
             let value = change.values[changedKey]!
+            let changedKey = changedKey.name
             if json {
                 let object: PropertyListValue = .dictionary(
                     ["domain": .string(domain), "key": .string(changedKey)].merging(

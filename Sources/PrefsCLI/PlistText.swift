@@ -30,12 +30,22 @@ enum PlistText {
             let lines = elements.map { inner + oldStyle($0, indent: inner) }
             return "(\n" + lines.joined(separator: ",\n") + "\n\(indent))"
         case .dictionary(let entries):
-            guard !entries.isEmpty else { return "{\n\(indent)}" }
-            let lines = entries.keys.sorted().map { key in
-                "\(inner)\(quoteIfNeeded(key)) = \(oldStyle(entries[key]!, indent: inner));"
-            }
-            return "{\n" + lines.joined(separator: "\n") + "\n\(indent)}"
+            return oldStyle(pairs: entries.map { ($0.key, $0.value) }, indent: indent)
         }
+    }
+
+    /// A domain as old-style plist text: every key exact, sorted by Unicode scalars.
+    static func oldStyle(domain: [StoreKey: PropertyListValue], indent: String = "") -> String {
+        oldStyle(pairs: domain.map { ($0.key.name, $0.value) }, indent: indent)
+    }
+
+    private static func oldStyle(pairs: [(String, PropertyListValue)], indent: String) -> String {
+        guard !pairs.isEmpty else { return "{\n\(indent)}" }
+        let inner = indent + "    "
+        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { key, value in
+            "\(inner)\(quoteIfNeeded(key)) = \(oldStyle(value, indent: inner));"
+        }
+        return "{\n" + lines.joined(separator: "\n") + "\n\(indent)}"
     }
 
     static func formatReal(_ real: Double) -> String {
@@ -99,12 +109,22 @@ enum PlistText {
             return "[\n" + elements.map { inner + json($0, indent: inner) }.joined(separator: ",\n")
                 + "\n\(indent)]"
         case .dictionary(let entries):
-            guard !entries.isEmpty else { return "{}" }
-            let lines = entries.keys.sorted().map {
-                "\(inner)\(jsonString($0)): \(json(entries[$0]!, indent: inner))"
-            }
-            return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
+            return json(pairs: entries.map { ($0.key, $0.value) }, indent: indent)
         }
+    }
+
+    /// A domain as a JSON object: every key exact, sorted by Unicode scalars.
+    static func json(domain: [StoreKey: PropertyListValue], indent: String = "") -> String {
+        json(pairs: domain.map { ($0.key.name, $0.value) }, indent: indent)
+    }
+
+    private static func json(pairs: [(String, PropertyListValue)], indent: String) -> String {
+        guard !pairs.isEmpty else { return "{}" }
+        let inner = indent + "  "
+        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { key, value in
+            "\(inner)\(jsonString(key)): \(json(value, indent: inner))"
+        }
+        return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
     }
 
     static func jsonString(_ text: String) -> String {
@@ -117,65 +137,79 @@ enum PlistText {
         case xml, binary, json
     }
 
-    /// A dictionary as an XML, binary or JSON plist file.
-    static func file(_ entries: [String: PropertyListValue], format: FileFormat) throws -> Data {
+    /// A domain as an XML, binary or JSON plist file; XML and JSON keep every key exactly.
+    static func file(_ entries: [StoreKey: PropertyListValue], format: FileFormat) throws -> Data {
         switch format {
         case .json:
-            return Data((json(.dictionary(entries)) + "\n").utf8)
-        case .xml, .binary:
+            return Data((json(domain: entries) + "\n").utf8)
+        case .xml:
+            return PlistFiles.xml(entries)
+        case .binary:
+            // Foundation writes binary plists; its dictionaries would merge keys that are
+            // canonically equivalent, so such a domain is refused rather than changed.
+            let plain = Dictionary(
+                entries.map { ($0.key.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            guard plain.count == entries.count else {
+                throw CLIError.badInput(
+                    "the domain has keys that differ only in Unicode normalization, which a binary plist written by Foundation would merge; use --format xml or json"
+                )
+            }
             return try PropertyListSerialization.data(
-                fromPropertyList: PropertyListValue.dictionary(entries).foundationObject,
-                format: format == .xml ? .xml : .binary, options: 0)
+                fromPropertyList: PropertyListValue.dictionary(plain).foundationObject, format: .binary,
+                options: 0)
         }
     }
 
-    /// Reads an XML, binary or JSON plist file whose top level is a dictionary.
-    static func readFile(_ data: Data) throws -> [String: PropertyListValue] {
-        let object: Any
+    /// Reads an XML, binary, JSON or old-style plist file whose top level is a dictionary: a
+    /// domain, every key exact.
+    static func readFile(_ data: Data) throws -> [StoreKey: PropertyListValue] {
         let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        if trimmed.first == UInt8(ascii: "{") && !data.starts(with: Array("bplist".utf8)) {
-            // JSON (an old-style plist dictionary also starts with `{`: try that next).
-            if let parsed = try? JSONSerialization.jsonObject(with: data) {
-                object = parsed
-            } else {
-                return try parseDictionary(String(decoding: data, as: UTF8.self))
-            }
-        } else if data.starts(with: Array("bplist".utf8)) || trimmed.first == UInt8(ascii: "<") {
-            object = try silencingStandardError {
+        if data.starts(with: Array("bplist".utf8)) {
+            let object = try silencingStandardError {
                 try PropertyListSerialization.propertyList(from: data, format: nil)
             }
-        } else {
-            throw CLIError.badInput("not an XML, binary or JSON property list")
+            guard case .dictionary(let entries)? = PropertyListValue(foundationObject: object) else {
+                throw CLIError.badInput("the property list is not a dictionary of property-list values")
+            }
+            guard entries.count == binaryTopLevelCount(data) else {
+                throw CLIError.badInput(
+                    "the binary plist has keys that differ only in Unicode normalization, which Foundation merges; convert it to XML first"
+                )
+            }
+            return Dictionary(uniqueKeysWithValues: entries.map { (StoreKey($0.key), $0.value) })
         }
-        guard let value = PropertyListValue(foundationObject: object) ?? jsonValue(object),
-            case .dictionary(let entries) = value
-        else {
-            throw CLIError.badInput("the property list is not a dictionary of property-list values")
+        if trimmed.first == UInt8(ascii: "<") { return try PlistFiles.readXML(data).domain() }
+        if trimmed.first == UInt8(ascii: "{") {
+            // JSON, or an old-style plist dictionary, which also starts with `{`.
+            if let parsed = try? PlistFiles.readJSON(data) { return try parsed.domain() }
+            return try parseDomain(String(decoding: data, as: UTF8.self))
         }
-        return entries
+        throw CLIError.badInput("not an XML, binary or JSON property list")
     }
 
-    /// JSON numbers come back as NSNumber with no plist type distinction; map them explicitly.
-    private static func jsonValue(_ object: Any) -> PropertyListValue? {
-        switch object {
-        case is NSNull: return nil
-        case let entries as [String: Any]:
-            var result: [String: PropertyListValue] = [:]
-            for (key, element) in entries {
-                guard let value = jsonValue(element) else { return nil }
-                result[key] = value
-            }
-            return .dictionary(result)
-        case let elements as [Any]:
-            var result: [PropertyListValue] = []
-            for element in elements {
-                guard let value = jsonValue(element) else { return nil }
-                result.append(value)
-            }
-            return .array(result)
-        default:
-            return PropertyListValue(foundationObject: object)
+    /// The number of entries of a binary plist's top-level dictionary, from its own header (so a
+    /// reader that merged keys is caught), or `nil` when the file is not that shape.
+    private static func binaryTopLevelCount(_ data: Data) -> Int? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40 else { return nil }
+        let trailer = bytes[(bytes.count - 32)...].map { Int($0) }
+        let offsetSize = trailer[trailer.startIndex + 6]
+        func integer(_ slice: ArraySlice<Int>) -> Int { slice.reduce(0) { ($0 << 8) | $1 } }
+        let top = integer(trailer[(trailer.startIndex + 16)..<(trailer.startIndex + 24)])
+        let table = integer(trailer[(trailer.startIndex + 24)..<(trailer.startIndex + 32)])
+        let entry = table + top * offsetSize
+        guard offsetSize > 0, offsetSize <= 8, entry >= 0, entry + offsetSize <= bytes.count - 32 else {
+            return nil
         }
+        let offset = bytes[entry..<(entry + offsetSize)].reduce(0) { ($0 << 8) | Int($1) }
+        guard offset < bytes.count - 32, bytes[offset] >> 4 == 0xD else { return nil }
+        let low = Int(bytes[offset] & 0x0F)
+        guard low == 0x0F else { return low }
+        // A longer count follows as an integer object: 0x1n, then 2^n bytes.
+        guard offset + 1 < bytes.count, bytes[offset + 1] >> 4 == 0x1 else { return nil }
+        let size = 1 << Int(bytes[offset + 1] & 0x0F)
+        guard size <= 8, offset + 2 + size <= bytes.count else { return nil }
+        return bytes[(offset + 2)..<(offset + 2 + size)].reduce(0) { ($0 << 8) | Int($1) }
     }
 
     /// Foundation on Linux logs parse errors on stderr by itself; the tool prints its own line.
@@ -211,19 +245,20 @@ enum PlistText {
         return value
     }
 
-    static func parseDictionary(_ text: String) throws -> [String: PropertyListValue] {
+    /// Parses a whole domain (`write DOMAIN 'PLIST'`, an old-style `import`): XML or old-style
+    /// text whose top level is a dictionary, every key exact.
+    static func parseDomain(_ text: String) throws -> [StoreKey: PropertyListValue] {
         if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("<") {
-            let object = try silencingStandardError {
-                try PropertyListSerialization.propertyList(from: Data(text.utf8), format: nil)
-            }
-            guard case .dictionary(let entries)? = PropertyListValue(foundationObject: object) else {
-                throw CLIError.badInput("the property list is not a dictionary")
-            }
-            return entries
+            return try PlistFiles.readXML(Data(text.utf8)).domain()
         }
-        guard case .dictionary(let entries) = try parse(text) else {
+        var parser = OldStyleParser(text)
+        parser.skipWhitespace()
+        guard !parser.isAtEnd, parser.characters[parser.position] == "{" else {
             throw CLIError.badInput("expected a dictionary such as '{ key = value; }'")
         }
+        let entries = try parser.parseEntries(depth: 0)
+        parser.skipWhitespace()
+        guard parser.isAtEnd else { throw parser.error("unexpected text after the value") }
         return entries
     }
 }
@@ -259,14 +294,21 @@ private struct OldStyleParser {
     }
 
     mutating func parseDictionary(depth: Int) throws -> PropertyListValue {
+        let entries = try parseEntries(depth: depth)
+        return .dictionary(
+            Dictionary(entries.map { ($0.key.name, $0.value) }, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// A `{ key = value; … }` dictionary, its keys exact.
+    mutating func parseEntries(depth: Int) throws -> [StoreKey: PropertyListValue] {
         position += 1
-        var entries: [String: PropertyListValue] = [:]
+        var entries: [StoreKey: PropertyListValue] = [:]
         while true {
             skipWhitespace()
             guard !isAtEnd else { throw error("'}' is missing") }
             if characters[position] == "}" {
                 position += 1
-                return .dictionary(entries)
+                return entries
             }
             let key = characters[position] == "\"" ? try parseQuoted() : try parseBare()
             skipWhitespace()
@@ -274,7 +316,7 @@ private struct OldStyleParser {
                 throw error("'=' expected after the key \"\(key)\"")
             }
             position += 1
-            entries[key] = try parseValue(depth: depth + 1)
+            entries[StoreKey(key)] = try parseValue(depth: depth + 1)
             skipWhitespace()
             guard !isAtEnd, characters[position] == ";" else {
                 throw error("';' expected after the value of \"\(key)\"")

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A key as stores keep it: its exact sequence of Unicode scalars.
+///
+/// Swift's `String ==` treats canonically equivalent strings as equal, so `"é"` (U+00E9) and
+/// `"e\u{301}"` would be one key in a `[String: …]` dictionary, while SQLite, PostgreSQL, plist
+/// files and `UserDefaults` on Apple platforms keep two. Every map of stored keys in Prefs is
+/// keyed by `StoreKey`, which compares and hashes the UTF-8 bytes, so the two stay two.
+///
+/// ```swift
+/// let snapshot = store.snapshot()
+/// snapshot["volume"]                      // a string literal is a StoreKey
+/// snapshot[StoreKey(name)]                // any String
+/// StoreKey("\u{E9}") == StoreKey("e\u{301}")  // false
+/// ```
+public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInterpolation,
+    CustomStringConvertible
+{
+    /// The key's name, scalars exactly as given.
+    public let name: String
+
+    /// The key for `name`.
+    ///
+    /// ```swift
+    /// let key = StoreKey("volume")
+    /// ```
+    @inlinable
+    public init(_ name: String) {
+        self.name = name
+    }
+
+    /// The key for a string literal.
+    ///
+    /// ```swift
+    /// let key: StoreKey = "volume"
+    /// ```
+    @inlinable
+    public init(stringLiteral name: String) {
+        self.name = name
+    }
+
+    /// The key for an interpolated string.
+    ///
+    /// ```swift
+    /// snapshot["item.\(index)"]
+    /// ```
+    @inlinable
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.name = String(stringInterpolation: stringInterpolation)
+    }
+
+    /// Equal when the UTF-8 bytes (so the Unicode scalars) are the same.
+    public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
+        var left = lhs.name
+        var right = rhs.name
+        return left.withUTF8 { l in
+            right.withUTF8 { r in
+                l.count == r.count && (l.count == 0 || memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0)
+            }
+        }
+    }
+
+    /// Hashes the UTF-8 bytes.
+    public func hash(into hasher: inout Hasher) {
+        var name = self.name
+        name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Orders by Unicode scalar values (UTF-8 byte order), as SQLite's `BINARY` collation does.
+    public static func < (lhs: StoreKey, rhs: StoreKey) -> Bool {
+        lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8)
+    }
+
+    /// The name.
+    public var description: String { name }
+}
+
+extension Sequence where Element == String {
+    /// The names sorted by Unicode scalar values, with canonically equivalent names kept apart.
+    func sortedByScalars() -> [String] {
+        sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
