@@ -90,8 +90,8 @@ public final class UserDefaultsStore: PreferenceStore {
         guard let object = defaults.object(forKey: key) else { return nil }
         // Foundation answers for any canonically equivalent key; only an exact one counts. An
         // ASCII key has no other spelling that this store could have written.
-        if !key.utf8.allSatisfy({ $0 < 0x80 })
-            && storedSpelling(of: key).map { StoreKey($0) } != StoreKey(key)
+        if !key.utf8.allSatisfy({ $0 < 0x80 }),
+            storedSpelling(of: key).map(StoreKey.init(_:)) != StoreKey(key)
         {
             return nil
         }
