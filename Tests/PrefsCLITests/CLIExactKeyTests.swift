@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// Keys that Swift's `String ==` merges but every file format keeps apart: `é` and `Å`, each
+/// composed and decomposed.
+private let spellings = ["\u{E9}", "e\u{301}", "\u{C5}", "A\u{30A}"]
+
+/// Issue "Nothing lost, nothing hung", item 2, in the `prefs` tool: every key exact.
+@Suite struct CLIExactKeyTests {
+    private func xml(_ keys: [String]) -> Data {
+        let entries = keys.enumerated().map { "<key>\($1)</key><integer>\($0)</integer>" }.joined()
+        return Data(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0"><dict>\(entries)</dict></plist>
+            """.utf8)
+    }
+
+    /// The keys of a domain as `prefs --json read` prints them, as scalar arrays.
+    private func storedKeys(_ cli: CLI, _ domain: String) throws -> Set<[UInt32]> {
+        let printed = try cli.run("--json", "read", domain)
+        // JSONSerialization on Linux would merge the keys: read the quoted keys off the text.
+        var keys = Set<[UInt32]>()
+        for line in printed.stdout.split(separator: "\n") where line.contains("\": ") {
+            let key = line.drop { $0 != "\"" }.dropFirst().prefix { $0 != "\"" }
+            keys.insert(String(key).unicodeScalars.map(\.value))
+        }
+        return keys
+    }
+
+    @Test func importingFourSpellingsStoresFour() throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        let imported = try cli.run("import", "d", "-", input: xml(spellings))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try storedKeys(cli, "d") == Set(spellings.map { $0.unicodeScalars.map(\.value) }))
+        for (index, key) in spellings.enumerated() {
+            #expect(try cli.run("read", "d", key).stdout == "\(index)")
+        }
+    }
+
+    @Test(arguments: ["xml", "json"])
+    func exportAndImportKeepEverySpelling(format: String) throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        #expect(try cli.run("import", "d", "-", input: xml(spellings)).status == 0)
+        let exported = try cli.run("export", "d", "-", "--format", format)
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let imported = try cli.run("import", "copy", "-", input: exported.stdoutData)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try storedKeys(cli, "copy").count == 4)
+        #expect(try cli.run("read", "copy", "A\u{30A}").stdout == "3")
+    }
+
+    @Test func deletingOneSpellingLeavesTheOther() throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        #expect(try cli.run("write", "d", "\u{E9}", "-int", "1").status == 0)
+        #expect(try cli.run("write", "d", "e\u{301}", "-int", "2").status == 0)
+        #expect(try cli.run("delete", "d", "e\u{301}").status == 0)
+        #expect(try cli.run("read", "d", "\u{E9}").stdout == "1")
+        #expect(try cli.run("read", "d", "e\u{301}").status != 0)
+    }
+
+    @Test func aWholeDomainInPlistTextKeepsBothSpellings() throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        let written = try cli.run("write", "d", "{ \"\u{E9}\" = one; \"e\u{301}\" = two; }")
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try cli.run("read", "d", "\u{E9}").stdout == "one")
+        #expect(try cli.run("read", "d", "e\u{301}").stdout == "two")
+    }
+}
