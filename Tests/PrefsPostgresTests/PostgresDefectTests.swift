@@ -4,8 +4,9 @@ import Testing
 
 @testable import PrefsPostgres
 
-/// Issue "Nothing lost, nothing hung", item 11: no form of connection string shows a secret, in
-/// the store's description or in any error. Every secret here contains `Zq7`.
+/// Issue "Nothing lost, nothing hung", item 11: no connection string shows its secret.
+///
+/// Not in the store's description, not in any error. Every secret here contains `Zq7`.
 @Suite struct PostgresSecretTests {
     static let forms = [
         "host=/nonexistent-socket-folder dbname=postgres user=postgres password=Zq7-plain connect_timeout=1",
