@@ -24,9 +24,11 @@ extension Preferences {
     ///
     /// Every change made through any handle on the same store object is seen, and, for stores that
     /// watch other processes or machines, theirs too. Values arrive in commit order; a value
-    /// committed while the sequence starts may arrive twice, never out of order.
+    /// committed while the sequence starts may arrive twice, never out of order. A consumer that
+    /// falls behind gets the newest value, not a backlog: the sequence holds at most one value
+    /// waiting.
     public func changes<Value>(of key: Key<Value>) -> AsyncStream<Value> {
-        AsyncStream { continuation in
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let observation = observeValues(of: key) { value in continuation.yield(value) }
             continuation.onTermination = { _ in observation.cancel() }
         }
@@ -38,9 +40,17 @@ extension Preferences {
     /// ```swift
     /// for await change in prefs.changes() { print(change.values.keys.sorted()) }
     /// ```
+    ///
+    /// A consumer that falls behind gets the changes it missed merged into one (each key with its
+    /// newest value), so the sequence never holds more than one change waiting.
     public func changes() -> AsyncStream<StoreChange> {
-        AsyncStream { continuation in
-            let observation = store.observe { change in continuation.yield(change) }
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let observation = store.observe { change in
+                // Delivery is serial, so these two yields never interleave with another change's.
+                if case .dropped(let unread) = continuation.yield(change) {
+                    continuation.yield(unread.merged(with: change))
+                }
+            }
             continuation.onTermination = { _ in observation.cancel() }
         }
     }

@@ -19,6 +19,15 @@ public struct StoreChange: Sendable, Equatable {
     public init(values: [StoreKey: PropertyListValue?]) {
         self.values = values
     }
+
+    /// This change followed by `later`: every key of both, with `later`'s value where both have one.
+    ///
+    /// ```swift
+    /// StoreChange(values: ["a": .integer(1)]).merged(with: StoreChange(values: ["a": nil]))  // a removed
+    /// ```
+    public func merged(with later: StoreChange) -> StoreChange {
+        StoreChange(values: values.merging(later.values) { _, newer in newer })
+    }
 }
 
 /// The observers of one store, and the delivery of its changes to them.
