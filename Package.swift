@@ -28,7 +28,11 @@ let package = Package(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The command-line tool: macOS `defaults` for every store. The target's name differs from
         // the library's by more than case (macOS file systems ignore case); the command is `prefs`.
-        .executableTarget(name: "PrefsCLI", dependencies: ["Prefs", "PrefsPostgres"]),
+        .executableTarget(name: "PrefsCLI", dependencies: ["PrefsTool"]),
+        // The tool's commands and its plist readers and writers, as a library the fuzzers share.
+        .target(name: "PrefsTool", dependencies: ["Prefs", "PrefsPostgres"]),
+        // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
+        .executableTarget(name: "PrefsFuzz", dependencies: ["Prefs", "PrefsTool"]),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
         .executableTarget(
             name: "prefs-bench",

@@ -40,6 +40,43 @@ private let spellings = ["\u{E9}", "e\u{301}", "\u{C5}", "A\u{30A}"]
         }
     }
 
+    /// A binary plist whose dictionary has each key of `keys`, with the values 0, 1, 2 and on.
+    private func binary(_ keys: [String]) -> Data {
+        var objects: [[UInt8]] = []
+        let count = keys.count
+        // Object 0: the dictionary; 1...count: the keys (UTF-16); count+1...: the integers.
+        objects.append(
+            [0xD0 | UInt8(count)] + (1...count).map(UInt8.init) + (1...count).map { UInt8(count + $0) })
+        for key in keys {
+            let units = Array(key.utf16)
+            objects.append(
+                [0x60 | UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })
+        }
+        for index in 0..<count { objects.append([0x10, UInt8(index)]) }
+        var file = Array("bplist00".utf8)
+        var offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(file.count))
+            file += object
+        }
+        let table = file.count
+        file += offsets
+        file += [0, 0, 0, 0, 0, 0, 1, 1]  // unused, sort version, offset size 1, reference size 1
+        for number in [objects.count, 0, table] {
+            file += (0..<8).reversed().map { UInt8((number >> ($0 * 8)) & 0xFF) }
+        }
+        return Data(file)
+    }
+
+    @Test func importingFourSpellingsFromABinaryPlistStoresFour() throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        let imported = try cli.run("import", "d", "-", input: binary(spellings))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try storedKeys(cli, "d").count == 4)
+        #expect(try cli.run("read", "d", "e\u{301}").stdout == "1")
+    }
+
     @Test(arguments: ["xml", "json"])
     func exportAndImportKeepEverySpelling(format: String) throws {
         let cli = try CLI()

@@ -3,7 +3,7 @@ import Prefs
 
 /// Text forms of values: old-style plist text (what `defaults` prints and accepts), JSON, and the
 /// XML and binary plist files of `export`/`import`.
-enum PlistText {
+package enum PlistText {
     // MARK: - Printing
 
     /// A value as `defaults read` prints it: scalars bare, collections as old-style plist text.
@@ -160,24 +160,13 @@ enum PlistText {
         }
     }
 
-    /// Reads an XML, binary, JSON or old-style plist file whose top level is a dictionary: a
-    /// domain, every key exact.
-    static func readFile(_ data: Data) throws -> [StoreKey: PropertyListValue] {
+    /// Reads an XML, binary, JSON or old-style plist file whose top level is a dictionary.
+    ///
+    /// The result is a domain, every key exact: the tool's own readers, not Foundation's (which
+    /// merge keys that differ only in Unicode normalization).
+    package static func readFile(_ data: Data) throws -> [StoreKey: PropertyListValue] {
         let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        if data.starts(with: Array("bplist".utf8)) {
-            let object = try silencingStandardError {
-                try PropertyListSerialization.propertyList(from: data, format: nil)
-            }
-            guard case .dictionary(let entries)? = PropertyListValue(foundationObject: object) else {
-                throw CLIError.badInput("the property list is not a dictionary of property-list values")
-            }
-            guard entries.count == binaryTopLevelCount(data) else {
-                throw CLIError.badInput(
-                    "the binary plist has keys that differ only in Unicode normalization, which Foundation merges; convert it to XML first"
-                )
-            }
-            return Dictionary(uniqueKeysWithValues: entries.map { (StoreKey($0.key), $0.value) })
-        }
+        if data.starts(with: Array("bplist".utf8)) { return try PlistFiles.readBinary(data).domain() }
         if trimmed.first == UInt8(ascii: "<") { return try PlistFiles.readXML(data).domain() }
         if trimmed.first == UInt8(ascii: "{") {
             // JSON, or an old-style plist dictionary, which also starts with `{`.
@@ -187,52 +176,12 @@ enum PlistText {
         throw CLIError.badInput("not an XML, binary or JSON property list")
     }
 
-    /// The number of entries of a binary plist's top-level dictionary, from its own header (so a
-    /// reader that merged keys is caught), or `nil` when the file is not that shape.
-    private static func binaryTopLevelCount(_ data: Data) -> Int? {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 40 else { return nil }
-        let trailer = bytes[(bytes.count - 32)...].map { Int($0) }
-        let offsetSize = trailer[trailer.startIndex + 6]
-        func integer(_ slice: ArraySlice<Int>) -> Int { slice.reduce(0) { ($0 << 8) | $1 } }
-        let top = integer(trailer[(trailer.startIndex + 16)..<(trailer.startIndex + 24)])
-        let table = integer(trailer[(trailer.startIndex + 24)..<(trailer.startIndex + 32)])
-        let entry = table + top * offsetSize
-        guard offsetSize > 0, offsetSize <= 8, entry >= 0, entry + offsetSize <= bytes.count - 32 else {
-            return nil
-        }
-        let offset = bytes[entry..<(entry + offsetSize)].reduce(0) { ($0 << 8) | Int($1) }
-        guard offset < bytes.count - 32, bytes[offset] >> 4 == 0xD else { return nil }
-        let low = Int(bytes[offset] & 0x0F)
-        guard low == 0x0F else { return low }
-        // A longer count follows as an integer object: 0x1n, then 2^n bytes.
-        guard offset + 1 < bytes.count, bytes[offset + 1] >> 4 == 0x1 else { return nil }
-        let size = 1 << Int(bytes[offset + 1] & 0x0F)
-        guard size <= 8, offset + 2 + size <= bytes.count else { return nil }
-        return bytes[(offset + 2)..<(offset + 2 + size)].reduce(0) { ($0 << 8) | Int($1) }
-    }
-
-    /// Foundation on Linux logs parse errors on stderr by itself; the tool prints its own line.
-    static func silencingStandardError<Result>(_ body: () throws -> Result) rethrows -> Result {
-        fflush(nil)
-        let saved = dup(2)
-        let null = open("/dev/null", O_WRONLY)
-        dup2(null, 2)
-        close(null)
-        defer {
-            fflush(nil)
-            dup2(saved, 2)
-            close(saved)
-        }
-        return try body()
-    }
-
     // MARK: - Parsing old-style plist text
 
     /// Parses a value as `defaults write` does: old-style plist text, where every scalar is a
     /// string; `{…}` is a dictionary, `(…)` an array, `<hex>` data, `"…"` a quoted string, and
     /// anything else the string it is.
-    static func parse(_ text: String) throws -> PropertyListValue {
+    package static func parse(_ text: String) throws -> PropertyListValue {
         // Text that does not open a plist structure is a string as it stands (spaces and all),
         // as `defaults write d k "hello world"` stores "hello world".
         guard let opening = text.first(where: { !$0.isWhitespace }), "{(<\"".contains(opening) else {
@@ -247,7 +196,7 @@ enum PlistText {
 
     /// Parses a whole domain (`write DOMAIN 'PLIST'`, an old-style `import`): XML or old-style
     /// text whose top level is a dictionary, every key exact.
-    static func parseDomain(_ text: String) throws -> [StoreKey: PropertyListValue] {
+    package static func parseDomain(_ text: String) throws -> [StoreKey: PropertyListValue] {
         if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("<") {
             return try PlistFiles.readXML(Data(text.utf8)).domain()
         }

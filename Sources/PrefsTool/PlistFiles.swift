@@ -492,3 +492,212 @@ private struct JSONReader {
         return value
     }
 }
+
+extension PlistFiles {
+    /// Reads a binary property list (`bplist00`) with the tool's own reader: keys exact, every
+    /// offset and count checked, cycles refused, and shared objects counted as many times as they
+    /// appear, so a small file cannot stand for an enormous value.
+    static func readBinary(_ data: Data) throws -> Parsed {
+        var reader = try BinaryPlistReader(bytes: [UInt8](data))
+        return try reader.object(reader.topObject, depth: 0)
+    }
+}
+
+/// A reader for Apple's binary property-list format, version 00.
+private struct BinaryPlistReader {
+    let bytes: [UInt8]
+    let offsets: [Int]
+    let referenceSize: Int
+    let topObject: Int
+    /// Decoded objects by index, with how many values each stands for once expanded.
+    var decoded: [Int: (value: PlistFiles.Parsed, size: Int)] = [:]
+    var inProgress = Set<Int>()
+
+    /// The most values a file may expand to (shared objects counted each time they appear).
+    static let maximumExpandedValues = 5_000_000
+
+    func error(_ message: String) -> CLIError { .badInput("malformed binary property list: \(message)") }
+
+    init(bytes: [UInt8]) throws {
+        self.bytes = bytes
+        guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist00".utf8)) else {
+            throw CLIError.badInput("malformed binary property list: too short or not version 00")
+        }
+        let trailer = bytes.count - 32
+        func number(_ start: Int, _ size: Int) -> Int? {
+            let value = bytes[start..<(start + size)].reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
+            return Int(exactly: value)
+        }
+        let offsetSize = Int(bytes[trailer + 6])
+        referenceSize = Int(bytes[trailer + 7])
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+            let count = number(trailer + 8, 8), let top = number(trailer + 16, 8),
+            let table = number(trailer + 24, 8), count > 0, top < count, table >= 8,
+            count <= (trailer - table) / offsetSize
+        else { throw CLIError.badInput("malformed binary property list: a damaged trailer") }
+        topObject = top
+        var offsets: [Int] = []
+        offsets.reserveCapacity(count)
+        for index in 0..<count {
+            guard let offset = number(table + index * offsetSize, offsetSize), offset >= 8, offset < table
+            else {
+                throw CLIError.badInput("malformed binary property list: an object offset outside the file")
+            }
+            offsets.append(offset)
+        }
+        self.offsets = offsets
+    }
+
+    mutating func object(_ index: Int, depth: Int) throws -> PlistFiles.Parsed {
+        try sizedObject(index, depth: depth).value
+    }
+
+    private mutating func sizedObject(_ index: Int, depth: Int) throws -> (
+        value: PlistFiles.Parsed, size: Int
+    ) {
+        if let done = decoded[index] { return done }
+        guard index < offsets.count else { throw error("a reference to object \(index) of \(offsets.count)") }
+        guard !inProgress.contains(index) else { throw error("an object that contains itself") }
+        guard depth <= PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
+        inProgress.insert(index)
+        defer { inProgress.remove(index) }
+        var position = offsets[index]
+        let marker = try byte(&position)
+        let result: (PlistFiles.Parsed, Int)
+        switch marker >> 4 {
+        case 0x0:
+            switch marker {
+            case 0x08: result = (.value(.bool(false)), 1)
+            case 0x09: result = (.value(.bool(true)), 1)
+            default: throw error("an object of a type property lists do not have (marker \(marker))")
+            }
+        case 0x1: result = (.value(.integer(try integer(&position, sizeExponent: Int(marker & 0x0F)))), 1)
+        case 0x2:
+            let size = 1 << Int(marker & 0x0F)
+            let bits = try fixed(&position, size)
+            switch size {
+            case 4: result = (.value(.double(Double(Float(bitPattern: UInt32(bits))))), 1)
+            case 8: result = (.value(.double(Double(bitPattern: bits))), 1)
+            default: throw error("a real of \(size) bytes")
+            }
+        case 0x3:
+            guard marker == 0x33 else { throw error("a date marker \(marker)") }
+            let seconds = Double(bitPattern: try fixed(&position, 8))
+            result = (.value(.date(Date(timeIntervalSinceReferenceDate: seconds))), 1)
+        case 0x4:
+            let count = try length(&position, marker)
+            result = (.value(.data(Data(try take(&position, count)))), 1)
+        case 0x5:
+            let count = try length(&position, marker)
+            let raw = try take(&position, count)
+            guard raw.allSatisfy({ $0 < 0x80 }) else { throw error("an ASCII string with a byte over 127") }
+            result = (.value(.string(String(decoding: raw, as: UTF8.self))), 1)
+        case 0x6:
+            let count = try length(&position, marker)
+            guard count <= (bytes.count - position) / 2 else { throw error("a string past the end") }
+            let raw = try take(&position, count * 2)
+            let units = stride(from: raw.startIndex, to: raw.endIndex, by: 2).map {
+                UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1])
+            }
+            var text = String.UnicodeScalarView()
+            var iterator = units.makeIterator()
+            var decoder = UTF16()
+            decoding: while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar): text.append(scalar)
+                case .emptyInput: break decoding
+                case .error: throw error("a UTF-16 string with an unpaired surrogate")
+                }
+            }
+            result = (.value(.string(String(text))), 1)
+        case 0xA:
+            let count = try length(&position, marker)
+            let references = try references(&position, count)
+            var elements: [PlistFiles.Parsed] = []
+            var size = 1
+            for reference in references {
+                let element = try sizedObject(reference, depth: depth + 1)
+                elements.append(element.value)
+                size += element.size
+                try checkSize(size)
+            }
+            result = (.array(elements), size)
+        case 0xD:
+            let count = try length(&position, marker)
+            let keys = try references(&position, count)
+            let values = try references(&position, count)
+            var pairs: [(String, PlistFiles.Parsed)] = []
+            var size = 1
+            for (keyIndex, valueIndex) in zip(keys, values) {
+                guard case .value(.string(let key)) = try object(keyIndex, depth: depth + 1) else {
+                    throw error("a dictionary key that is not a string")
+                }
+                let value = try sizedObject(valueIndex, depth: depth + 1)
+                pairs.append((key, value.value))
+                size += 1 + value.size
+                try checkSize(size)
+            }
+            result = (.dictionary(pairs), size)
+        default:
+            throw error("an object of a type property lists do not have (marker \(marker))")
+        }
+        decoded[index] = result
+        return result
+    }
+
+    private func checkSize(_ size: Int) throws {
+        guard size <= Self.maximumExpandedValues else {
+            throw error("more than \(Self.maximumExpandedValues) values once shared objects are expanded")
+        }
+    }
+
+    private func byte(_ position: inout Int) throws -> UInt8 {
+        guard position < bytes.count - 32 else { throw error("an object past the end") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    private func take(_ position: inout Int, _ count: Int) throws -> ArraySlice<UInt8> {
+        guard count >= 0, count <= bytes.count - 32 - position else { throw error("an object past the end") }
+        defer { position += count }
+        return bytes[position..<(position + count)]
+    }
+
+    private func fixed(_ position: inout Int, _ size: Int) throws -> UInt64 {
+        try take(&position, size).reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
+    }
+
+    /// An integer of 2^exponent bytes: 1, 2 and 4 are unsigned, 8 signed; 16 keeps its low 8
+    /// bytes when the high ones only extend the sign.
+    private func integer(_ position: inout Int, sizeExponent: Int) throws -> Int64 {
+        switch sizeExponent {
+        case 0, 1, 2: return Int64(try fixed(&position, 1 << sizeExponent))
+        case 3: return Int64(bitPattern: try fixed(&position, 8))
+        case 4:
+            let high = try fixed(&position, 8)
+            let low = Int64(bitPattern: try fixed(&position, 8))
+            guard high == 0 && low >= 0 || high == UInt64.max && low < 0 else {
+                throw error("an integer beyond 64 bits")
+            }
+            return low
+        default: throw error("an integer of \(1 << sizeExponent) bytes")
+        }
+    }
+
+    /// A count: in the marker's low nibble, or (0xF) in the integer object that follows.
+    private func length(_ position: inout Int, _ marker: UInt8) throws -> Int {
+        guard marker & 0x0F == 0x0F else { return Int(marker & 0x0F) }
+        let next = try byte(&position)
+        guard next >> 4 == 0x1 else { throw error("a count that is not an integer") }
+        let count = try integer(&position, sizeExponent: Int(next & 0x0F))
+        guard count >= 0, count <= bytes.count else { throw error("a count larger than the file") }
+        return Int(count)
+    }
+
+    private func references(_ position: inout Int, _ count: Int) throws -> [Int] {
+        guard count <= (bytes.count - 32 - position) / referenceSize else {
+            throw error("references past the end")
+        }
+        return try (0..<count).map { _ in Int(try fixed(&position, referenceSize)) }
+    }
+}

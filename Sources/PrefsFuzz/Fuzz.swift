@@ -1,0 +1,92 @@
+// libFuzzer targets for every decoder of bytes from outside, in one binary; the environment
+// variable PREFS_FUZZ_TARGET picks one:
+//
+//   value         the binary value encoding read from SQLite and PostgreSQL rows
+//   plist-text    plist text given to `prefs write` (a value, or a whole domain)
+//   plist-file    a file given to `prefs import` (XML, binary, JSON, old-style)
+//   command-line  `prefs`' whole command line (NUL-separated arguments), on a scratch store
+//   store-file    a store file opened from arbitrary bytes
+//
+// Build: swift build --sanitize=fuzzer --sanitize=address --product PrefsFuzz
+// Run:   PREFS_FUZZ_TARGET=value .build/debug/PrefsFuzz Fuzz/Corpus/value
+// (See Fuzz/README.md. Without the fuzzer, the binary does nothing.)
+import Foundation
+import Prefs
+import PrefsTool
+
+/// The target chosen by the environment, read once.
+private let target = ProcessInfo.processInfo.environment["PREFS_FUZZ_TARGET"] ?? "value"
+
+/// A scratch folder of this process for the targets that touch files.
+private let scratch: String = {
+    let folder = NSTemporaryDirectory() + "prefs-fuzz-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    // The tool prints; its output is not what is being tested. Nothing reads stdin either.
+    let null = open("/dev/null", O_RDWR)
+    dup2(null, 1)
+    dup2(null, 0)
+    close(null)
+    return folder
+}()
+
+/// libFuzzer's entry point: runs one input through the chosen target.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let data = Data(bytes: bytes, count: count)
+    switch target {
+    case "value": fuzzValue(data)
+    case "plist-text": fuzzPlistText(data)
+    case "plist-file": fuzzPlistFile(data)
+    case "command-line": fuzzCommandLine(data)
+    case "store-file": fuzzStoreFile(data)
+    default: fatalError("unknown PREFS_FUZZ_TARGET '\(target)'")
+    }
+    return 0
+}
+
+/// Decoding never crashes, and what decodes re-encodes to a value that decodes the same.
+private func fuzzValue(_ data: Data) {
+    guard let value = try? PropertyListValue(binaryEncoded: data) else { return }
+    let again = try? PropertyListValue(binaryEncoded: value.binaryEncoded())
+    precondition(again.map { same($0, value) } ?? false, "a decoded value does not survive re-encoding")
+}
+
+/// Equality that treats NaN as equal to NaN (a stored NaN is still the same value).
+private func same(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
+    a.binaryEncoded() == b.binaryEncoded()
+}
+
+private func fuzzPlistText(_ data: Data) {
+    let text = String(decoding: data, as: UTF8.self)
+    _ = try? PlistText.parse(text)
+    _ = try? PlistText.parseDomain(text)
+}
+
+private func fuzzPlistFile(_ data: Data) {
+    _ = try? PlistText.readFile(data)
+}
+
+/// The whole command line, on a scratch SQLite folder.
+///
+/// Inputs that would reach outside it (another store, a path) or wait forever (`watch`) are
+/// skipped.
+private func fuzzCommandLine(_ data: Data) {
+    let arguments = data.split(separator: 0, omittingEmptySubsequences: false).map {
+        String(decoding: $0, as: UTF8.self)
+    }
+    guard arguments.count <= 16,
+        !arguments.contains(where: { $0.contains("/") || $0.hasPrefix("--store") || $0 == "watch" })
+    else { return }
+    _ = runToolReportingErrors(["--store", "sqlite:\(scratch)/cli"] + arguments)
+}
+
+/// Opening a store file made of arbitrary bytes throws or opens; an open store reads and writes.
+private func fuzzStoreFile(_ data: Data) {
+    let path = "\(scratch)/store.sqlite"
+    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    guard FileManager.default.createFile(atPath: path, contents: data) else { return }
+    guard let store = try? SQLiteStore(path: path) else { return }
+    _ = store.snapshot()
+    try? store.setValue(.integer(1), forKey: "fuzz")
+    _ = store.value(forKey: "fuzz")
+}
