@@ -29,7 +29,9 @@ public final class UserDefaultsStore: PreferenceStore {
     public let domainName: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
-    private let writeLock: TransactionLock<Void>
+    // (Its state counts the transactions; a lock around a zero-size state looks to
+    // ThreadSanitizer like a race with the object's header.)
+    private let writeLock: TransactionLock<UInt64>
     private let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
@@ -78,7 +80,7 @@ public final class UserDefaultsStore: PreferenceStore {
         self.synchronizesEachWrite = synchronizesEachWrite
         self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
         self.writeLock = TransactionLock(
-            (), store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
+            0, store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
     }
 
     /// `UserDefaults(suite: NAME)`.
@@ -145,7 +147,8 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock(during: "a write or transaction") { _ in
+        try writeLock.withLock(during: "a write or transaction") { count in
+            count &+= 1
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)

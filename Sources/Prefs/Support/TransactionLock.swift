@@ -10,14 +10,17 @@ import Foundation
 /// try lock.withLock(during: "update") { state in … }
 /// ```
 ///
-/// Built on `NSCondition` (a pthread mutex and condition variable), which ThreadSanitizer
-/// understands; the state is only touched by the thread that holds the lock.
+/// Built on `NSLock` (a pthread mutex, which ThreadSanitizer understands): one held for the whole
+/// transaction, which `lock(before:)` gives up waiting for, and one that guards who holds it.
 package final class TransactionLock<State>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var holder: pthread_t?
-    private var state: State
+    // Who holds the lock lives in a class of its own: ThreadSanitizer attributes every access to
+    // a stored `var` of a generic class to the object's start, so a `holder` here would seem to
+    // race with `state` (each is guarded, by different mutexes).
+    private let ownership = Ownership()
     private let store: String
     private let timeout: Duration
+    /// Touched only while `ownership.mutex` is held.
+    private var state: State
 
     /// A lock around `state`, for the store `store` (named in messages), that waits at most
     /// `timeout` for another thread's transaction.
@@ -35,25 +38,7 @@ package final class TransactionLock<State>: @unchecked Sendable {
     package func withLock<Result>(during operation: String, _ body: (inout State) throws -> Result) throws
         -> Result
     {
-        try acquire(operation)
-        defer { release() }
-        return try body(&state)
-    }
-
-    /// Whether the calling thread holds the lock (inside a transaction's body).
-    package var isHeldByCurrentThread: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return holder.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-    }
-
-    private func acquire(_ operation: String) throws {
-        let me = pthread_self()
-        let deadline = Date(timeIntervalSinceNow: timeout.timeInterval)
-        condition.lock()
-        defer { condition.unlock() }
-        if let holder, pthread_equal(holder, me) != 0 {
-            // Unlocking first would let the message race with nothing; the program stops anyway.
+        if ownership.isHeldByCurrentThread {
             preconditionFailure(
                 """
                 Prefs: \(operation) on \(store) inside a transaction (`update` or `transaction`) on \
@@ -62,19 +47,36 @@ package final class TransactionLock<State>: @unchecked Sendable {
                 the transaction returns.
                 """)
         }
-        while holder != nil {
-            guard condition.wait(until: deadline) || holder == nil else {
-                throw TransactionTimeoutError(store: store, waited: timeout)
-            }
+        guard ownership.acquire(waitingUntil: Date(timeIntervalSinceNow: timeout.timeInterval)) else {
+            throw TransactionTimeoutError(store: store, waited: timeout)
         }
-        holder = me
+        defer { ownership.release() }
+        return try body(&state)
     }
 
-    private func release() {
-        condition.lock()
-        holder = nil
-        condition.signal()
-        condition.unlock()
+    /// Whether the calling thread holds the lock (inside a transaction's body).
+    package var isHeldByCurrentThread: Bool { ownership.isHeldByCurrentThread }
+}
+
+/// The mutex of a ``TransactionLock`` and the thread holding it.
+private final class Ownership: @unchecked Sendable {
+    let mutex = NSLock()
+    private let holderLock = NSLock()
+    private var holder: pthread_t?
+
+    func acquire(waitingUntil deadline: Date) -> Bool {
+        guard mutex.lock(before: deadline) else { return false }
+        holderLock.withLock { holder = pthread_self() }
+        return true
+    }
+
+    func release() {
+        holderLock.withLock { holder = nil }
+        mutex.unlock()
+    }
+
+    var isHeldByCurrentThread: Bool {
+        holderLock.withLock { holder.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 }
 
