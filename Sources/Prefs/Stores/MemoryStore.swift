@@ -7,9 +7,10 @@
 /// ```
 public final class MemoryStore: PreferenceStore {
     private let values: Locked<[StoreKey: PropertyListValue]>
-    /// Held while a write or a transaction's body runs (reads do not wait for it). Its state
-    /// counts the writes: a lock around a zero-size state looks to ThreadSanitizer like a race
-    /// with the object's header.
+    /// Held while a write or a transaction's body runs; reads do not wait for it.
+    ///
+    /// Its state counts the writes: a lock around a zero-size state looks to ThreadSanitizer like
+    /// a race with the object's header.
     private let writing: TransactionLock<UInt64>
     private let observers = StoreObservers(label: "MemoryStore")
 
