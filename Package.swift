@@ -1,5 +1,26 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
+// (6.2: the tests use exit tests; package traits need 6.1.)
 import PackageDescription
+
+/// PostgreSQL support (`PrefsPostgres`, and PostgreSQL in the `prefs` tool, the benchmark and the
+/// tests) is built on Linux, where `libpq-dev` is a package away, and on macOS only with the
+/// `PostgreSQL` trait (Homebrew's `libpq`): a Mac with nothing but Xcode builds and tests the
+/// rest, and an app that uses `Prefs` alone never needs pkg-config or libpq.
+let postgresPlatforms: [Platform] = [.linux, .android, .windows]
+
+/// A dependency on `name` wherever PostgreSQL support is built.
+func whereverPostgres(_ name: String) -> [Target.Dependency] {
+    [
+        .target(name: name, condition: .when(platforms: postgresPlatforms)),
+        .target(name: name, condition: .when(platforms: [.macOS], traits: ["PostgreSQL"])),
+    ]
+}
+
+/// `#if PREFS_POSTGRESQL` wherever PostgreSQL support is built.
+let postgresSettings: [SwiftSetting] = [
+    .define("PREFS_POSTGRESQL", .when(platforms: postgresPlatforms)),
+    .define("PREFS_POSTGRESQL", .when(platforms: [.macOS], traits: ["PostgreSQL"])),
+]
 
 let package = Package(
     name: "Prefs",
@@ -10,6 +31,13 @@ let package = Package(
         .executable(name: "prefs", targets: ["PrefsCLI"]),
         .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
+    ],
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description:
+                "PostgresStore on macOS (needs libpq: brew install libpq, and its pkgconfig folder on PKG_CONFIG_PATH); always on for Linux"
+        )
     ],
     targets: [
         .target(
@@ -22,32 +50,45 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]),
-        // PostgresStore, a product of its own so the core needs no libpq.
-        .target(name: "PrefsPostgres", dependencies: ["Prefs", "CLibPQ"]),
+        // PostgresStore, a product of its own so the core needs no libpq (an empty module where
+        // PostgreSQL support is not built).
+        .target(
+            name: "PrefsPostgres", dependencies: ["Prefs"] + whereverPostgres("CLibPQ"),
+            swiftSettings: postgresSettings),
         .systemLibrary(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The command-line tool: macOS `defaults` for every store. The target's name differs from
         // the library's by more than case (macOS file systems ignore case); the command is `prefs`.
         .executableTarget(name: "PrefsCLI", dependencies: ["PrefsTool"]),
         // The tool's commands and its plist readers and writers, as a library the fuzzers share.
-        .target(name: "PrefsTool", dependencies: ["Prefs", "PrefsPostgres"]),
+        .target(
+            name: "PrefsTool", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
+            swiftSettings: postgresSettings),
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
         .executableTarget(name: "PrefsFuzz", dependencies: ["Prefs", "PrefsTool"]),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
-                "Prefs", "PrefsPostgres", "CLibPQ",
+                "Prefs",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
-            ]
+            ] + whereverPostgres("PrefsPostgres") + whereverPostgres("CLibPQ"),
+            swiftSettings: postgresSettings
         ),
         // A small program the tests start as a separate process (cross-process behaviour).
-        .executableTarget(name: "PrefsTestHelper", dependencies: ["Prefs", "PrefsPostgres"]),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestHelper"]),
-        .testTarget(name: "PrefsCLITests", dependencies: ["PrefsCLI", "PrefsTestHelper"]),
+        .executableTarget(
+            name: "PrefsTestHelper", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
+            swiftSettings: postgresSettings),
+        // What every test target shares: finding and running the package's executables, waiting.
+        .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper"]),
+        .testTarget(
+            name: "PrefsCLITests", dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsPostgresTests",
-            dependencies: ["Prefs", "PrefsPostgres", "PrefsTestHelper", "PrefsCLI"]),
+            dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI"]
+                + whereverPostgres("PrefsPostgres"),
+            swiftSettings: postgresSettings),
     ],
     swiftLanguageModes: [.v6]
 )

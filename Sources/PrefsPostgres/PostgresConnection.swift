@@ -1,130 +1,137 @@
-import CLibPQ
-import Foundation
+#if PREFS_POSTGRESQL
+    import CLibPQ
+    import Foundation
 
-/// One libpq connection: connect, run parameterised statements, wait for notifications.
-///
-/// Not thread-safe by itself: ``PostgresStore`` uses each connection from one place at a time.
-final class PostgresConnection {
-    private let handle: OpaquePointer
-    private let redact: (String) -> String
+    /// One libpq connection: connect, run parameterised statements, wait for notifications.
+    ///
+    /// Not thread-safe by itself: ``PostgresStore`` uses each connection from one place at a time.
+    final class PostgresConnection {
+        private let handle: OpaquePointer
+        private let redact: (String) -> String
 
-    /// A failure reported by libpq or the server, already cleared of the password.
-    struct Failure: Error, CustomStringConvertible {
-        let message: String
-        /// True when the connection itself is gone (the server went away), not just the statement.
-        let connectionLost: Bool
-        /// True when a parameter was too large to send.
-        var tooLarge = false
-        var description: String { message }
-    }
-
-    /// Connects with `url` exactly as given (TLS settings such as `sslmode` go to libpq untouched).
-    init(url: String, redact: @escaping (String) -> String) throws {
-        self.redact = redact
-        guard let handle = PQconnectdb(url) else {
-            throw Failure(message: "libpq could not allocate a connection", connectionLost: true)
+        /// A failure reported by libpq or the server, already cleared of the password.
+        struct Failure: Error, CustomStringConvertible {
+            let message: String
+            /// True when the connection itself is gone (the server went away), not just the statement.
+            let connectionLost: Bool
+            /// True when a parameter was too large to send.
+            var tooLarge = false
+            var description: String { message }
         }
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let message = redact(
-                String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
-            PQfinish(handle)
-            throw Failure(message: message, connectionLost: true)
-        }
-        self.handle = handle
-    }
 
-    deinit {
-        PQfinish(handle)
-    }
-
-    var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
-
-    /// Runs one statement with text and binary parameters; returns the rows, each column's bytes
-    /// (`nil` for NULL), in binary result format.
-    @discardableResult
-    func run(_ sql: String, _ parameters: [Parameter] = []) throws -> [[Data?]] {
-        // libpq wants C strings or byte buffers that live through the call.
-        let buffers: [Data?] = parameters.map { parameter in
-            switch parameter {
-            case .text(let text): Data(text.utf8)
-            case .bytes(let bytes): bytes
-            case .int64(let number): withUnsafeBytes(of: number.bigEndian) { Data($0) }
-            case .null: nil
+        /// Connects with `url` exactly as given (TLS settings such as `sslmode` go to libpq untouched).
+        init(url: String, redact: @escaping (String) -> String) throws {
+            self.redact = redact
+            guard let handle = PQconnectdb(url) else {
+                throw Failure(message: "libpq could not allocate a connection", connectionLost: true)
             }
+            guard PQstatus(handle) == CONNECTION_OK else {
+                let message = redact(
+                    String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+                PQfinish(handle)
+                throw Failure(message: message, connectionLost: true)
+            }
+            self.handle = handle
         }
-        // libpq takes lengths as `Int32`: refuse larger parameters before converting.
-        if let large = buffers.first(where: { ($0?.count ?? 0) > Int(Int32.max) }) {
-            throw Failure(
-                message:
-                    "a value of \(large?.count ?? 0) bytes is larger than PostgreSQL takes (\(Int32.max) bytes)",
-                connectionLost: false, tooLarge: true)
+
+        deinit {
+            PQfinish(handle)
         }
-        let lengths = buffers.map { Int32($0?.count ?? 0) }
-        let formats = [Int32](repeating: 1, count: parameters.count)  // binary: bytes as they are
-        let pointers = buffers.map { buffer -> UnsafeMutablePointer<CChar>? in
-            guard let buffer else { return nil }
-            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: max(buffer.count, 1))
-            buffer.withUnsafeBytes { raw in
-                if let base = raw.baseAddress {
-                    pointer.initialize(from: base.assumingMemoryBound(to: CChar.self), count: raw.count)
+
+        var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+        /// Runs one statement with text and binary parameters; returns the rows, each column's bytes
+        /// (`nil` for NULL), in binary result format.
+        @discardableResult
+        func run(_ sql: String, _ parameters: [Parameter] = []) throws -> [[Data?]] {
+            // libpq wants C strings or byte buffers that live through the call.
+            let buffers: [Data?] = parameters.map { parameter in
+                switch parameter {
+                case .text(let text): Data(text.utf8)
+                case .bytes(let bytes): bytes
+                case .int64(let number): withUnsafeBytes(of: number.bigEndian) { Data($0) }
+                case .null: nil
                 }
             }
-            return pointer
+            // libpq takes lengths as `Int32`: refuse larger parameters before converting.
+            if let large = buffers.first(where: { ($0?.count ?? 0) > Int(Int32.max) }) {
+                throw Failure(
+                    message:
+                        "a value of \(large?.count ?? 0) bytes is larger than PostgreSQL takes (\(Int32.max) bytes)",
+                    connectionLost: false, tooLarge: true)
+            }
+            let lengths = buffers.map { Int32($0?.count ?? 0) }
+            let formats = [Int32](repeating: 1, count: parameters.count)  // binary: bytes as they are
+            let pointers = buffers.map { buffer -> UnsafeMutablePointer<CChar>? in
+                guard let buffer else { return nil }
+                let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: max(buffer.count, 1))
+                buffer.withUnsafeBytes { raw in
+                    if let base = raw.baseAddress {
+                        pointer.initialize(from: base.assumingMemoryBound(to: CChar.self), count: raw.count)
+                    }
+                }
+                return pointer
+            }
+            defer { for pointer in pointers { pointer?.deallocate() } }
+            let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+                PQexecParams(
+                    handle, sql, Int32(parameters.count), nil, values.baseAddress, lengths, formats, 1)
+            }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+                let detail =
+                    result.map { String(cString: PQresultErrorMessage($0)) }
+                    ?? String(cString: PQerrorMessage(handle))
+                throw Failure(
+                    message: redact(detail.trimmingCharacters(in: .whitespacesAndNewlines)),
+                    connectionLost: !isConnected)
+            }
+            var rows: [[Data?]] = []
+            for row in 0..<PQntuples(result) {
+                rows.append(
+                    (0..<PQnfields(result)).map { column in
+                        guard PQgetisnull(result, row, column) == 0 else { return nil }
+                        return Data(
+                            bytes: PQgetvalue(result, row, column),
+                            count: Int(PQgetlength(result, row, column)))
+                    })
+            }
+            return rows
         }
-        defer { for pointer in pointers { pointer?.deallocate() } }
-        let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, lengths, formats, 1)
-        }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let detail =
-                result.map { String(cString: PQresultErrorMessage($0)) }
-                ?? String(cString: PQerrorMessage(handle))
-            throw Failure(
-                message: redact(detail.trimmingCharacters(in: .whitespacesAndNewlines)),
-                connectionLost: !isConnected)
-        }
-        var rows: [[Data?]] = []
-        for row in 0..<PQntuples(result) {
-            rows.append(
-                (0..<PQnfields(result)).map { column in
-                    guard PQgetisnull(result, row, column) == 0 else { return nil }
-                    return Data(
-                        bytes: PQgetvalue(result, row, column), count: Int(PQgetlength(result, row, column)))
-                })
-        }
-        return rows
-    }
 
-    enum Parameter {
-        case text(String)
-        case bytes(Data)
-        /// A `bigint`, sent in binary format (8 bytes, big-endian).
-        case int64(Int64)
-        case null
-    }
+        enum Parameter {
+            case text(String)
+            case bytes(Data)
+            /// A `bigint`, sent in binary format (8 bytes, big-endian).
+            case int64(Int64)
+            case null
+        }
 
-    /// Waits up to `timeout` for notifications and returns their payloads; throws when the
-    /// connection is lost.
-    func notifications(waitingUpTo timeout: Duration) throws -> [(channel: String, payload: String)] {
-        let socket = PQsocket(handle)
-        guard socket >= 0 else {
-            throw Failure(message: "the connection to the server is closed", connectionLost: true)
+        /// Waits up to `timeout` for notifications and returns their payloads; throws when the
+        /// connection is lost.
+        func notifications(waitingUpTo timeout: Duration) throws -> [(channel: String, payload: String)] {
+            let socket = PQsocket(handle)
+            guard socket >= 0 else {
+                throw Failure(message: "the connection to the server is closed", connectionLost: true)
+            }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(
+                timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            _ = poll(&descriptor, 1, milliseconds)
+            guard PQconsumeInput(handle) == 1, isConnected else {
+                throw Failure(message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
+            }
+            var received: [(String, String)] = []
+            while let notification = PQnotifies(handle) {
+                received.append(
+                    (
+                        String(cString: notification.pointee.relname),
+                        String(cString: notification.pointee.extra)
+                    ))
+                PQfreemem(notification)
+            }
+            return received
         }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(
-            timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        _ = poll(&descriptor, 1, milliseconds)
-        guard PQconsumeInput(handle) == 1, isConnected else {
-            throw Failure(message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
-        }
-        var received: [(String, String)] = []
-        while let notification = PQnotifies(handle) {
-            received.append(
-                (String(cString: notification.pointee.relname), String(cString: notification.pointee.extra)))
-            PQfreemem(notification)
-        }
-        return received
     }
-}
+#endif

@@ -1,171 +1,174 @@
-import Foundation
-import Prefs
+#if PREFS_POSTGRESQL
+    import Foundation
+    import Prefs
 
-/// One row of `prefs_entries` as the cache applies it: a value, or `nil` for a removal, and the
-/// sequence number of the write that made it.
-struct EntryRow {
-    let key: StoreKey
-    let value: PropertyListValue?
-    let seq: Int64
-}
-
-/// The cache of one namespace: values, and for each key the sequence number of the write its
-/// cached value (or absence) comes from.
-///
-/// The writer (after its commit) and the listener (after a notification) both apply rows here,
-/// and a row is applied only over an older one: whichever arrives first, the newest commit wins,
-/// and observers see each key's values in commit order.
-struct NamespaceCache {
-    var values: [StoreKey: PropertyListValue] = [:]
-    var versions: [StoreKey: Int64] = [:]
-    /// The highest sequence number seen: catching up reads the rows after it.
-    var lastSeq: Int64 = 0
-}
-
-/// What the store and its listening thread share: the cache, the observers, the connection
-/// settings, and whether the server is reachable.
-final class Shared: Sendable {
-    static let channel = "prefs_changes"
-
-    let url: String
-    let namespace: String
-    let secrets: ConnectionSecrets
-    let cache = Locked(NamespaceCache())
-    let observers = StoreObservers(label: "Postgres")
-    let state = Locked((stale: false, stopped: false))
-
-    init(url: String, namespace: String, secrets: ConnectionSecrets) {
-        self.url = url
-        self.namespace = namespace
-        self.secrets = secrets
+    /// One row of `prefs_entries` as the cache applies it: a value, or `nil` for a removal, and the
+    /// sequence number of the write that made it.
+    struct EntryRow {
+        let key: StoreKey
+        let value: PropertyListValue?
+        let seq: Int64
     }
 
-    // Signalled when the listening thread has finished.
-    private let finished = DispatchSemaphore(value: 0)
-
-    /// Stops listening and waits (briefly) for the thread to end, so that no thread is still using
-    /// libpq while the process exits.
-    func stop() {
-        state.withLock { $0.stopped = true }
-        _ = finished.wait(timeout: .now() + 2)
+    /// The cache of one namespace: values, and for each key the sequence number of the write its
+    /// cached value (or absence) comes from.
+    ///
+    /// The writer (after its commit) and the listener (after a notification) both apply rows here,
+    /// and a row is applied only over an older one: whichever arrives first, the newest commit wins,
+    /// and observers see each key's values in commit order.
+    struct NamespaceCache {
+        var values: [StoreKey: PropertyListValue] = [:]
+        var versions: [StoreKey: Int64] = [:]
+        /// The highest sequence number seen: catching up reads the rows after it.
+        var lastSeq: Int64 = 0
     }
 
-    /// Listens on its own connection and thread until stopped: applies other instances' changes
-    /// to the cache, and after a lost connection reconnects with back-off and catches up.
-    func startListening() {
-        let thread = Thread { [self] in
-            listen()
-            finished.signal()
+    /// What the store and its listening thread share: the cache, the observers, the connection
+    /// settings, and whether the server is reachable.
+    final class Shared: Sendable {
+        static let channel = "prefs_changes"
+
+        let url: String
+        let namespace: String
+        let secrets: ConnectionSecrets
+        let cache = Locked(NamespaceCache())
+        let observers = StoreObservers(label: "Postgres")
+        let state = Locked((stale: false, stopped: false))
+
+        init(url: String, namespace: String, secrets: ConnectionSecrets) {
+            self.url = url
+            self.namespace = namespace
+            self.secrets = secrets
         }
-        thread.name = "prefs.postgres.listen"
-        thread.start()
-    }
 
-    private func listen() {
-        var connection: PostgresConnection?
-        var backoff: Duration = .milliseconds(50)
-        while !state.withLock({ $0.stopped }) {
-            do {
-                if connection == nil {
-                    let fresh = try PostgresConnection(url: url, redact: secrets.redact)
-                    try fresh.run("LISTEN \(Self.channel)")
-                    connection = fresh
-                    // NOTIFY does not replay: what changed before LISTEN took effect (since the
-                    // store first loaded, or while the server was away) is found by catching up.
-                    try catchUp(using: fresh)
-                    backoff = .milliseconds(50)
-                    state.withLock { $0.stale = false }
+        // Signalled when the listening thread has finished.
+        private let finished = DispatchSemaphore(value: 0)
+
+        /// Stops listening and waits (briefly) for the thread to end, so that no thread is still using
+        /// libpq while the process exits.
+        func stop() {
+            state.withLock { $0.stopped = true }
+            _ = finished.wait(timeout: .now() + 2)
+        }
+
+        /// Listens on its own connection and thread until stopped: applies other instances' changes
+        /// to the cache, and after a lost connection reconnects with back-off and catches up.
+        func startListening() {
+            let thread = Thread { [self] in
+                listen()
+                finished.signal()
+            }
+            thread.name = "prefs.postgres.listen"
+            thread.start()
+        }
+
+        private func listen() {
+            var connection: PostgresConnection?
+            var backoff: Duration = .milliseconds(50)
+            while !state.withLock({ $0.stopped }) {
+                do {
+                    if connection == nil {
+                        let fresh = try PostgresConnection(url: url, redact: secrets.redact)
+                        try fresh.run("LISTEN \(Self.channel)")
+                        connection = fresh
+                        // NOTIFY does not replay: what changed before LISTEN took effect (since the
+                        // store first loaded, or while the server was away) is found by catching up.
+                        try catchUp(using: fresh)
+                        backoff = .milliseconds(50)
+                        state.withLock { $0.stale = false }
+                    }
+                    guard let live = connection else { continue }
+                    let notifications = try live.notifications(waitingUpTo: .milliseconds(100))
+                    if notifications.contains(where: { $0.payload == namespace }) { try catchUp(using: live) }
+                } catch {
+                    connection = nil
+                    state.withLock { $0.stale = true }
+                    Thread.sleep(forTimeInterval: backoff.seconds)
+                    backoff = min(backoff * 2, .seconds(2))
                 }
-                guard let live = connection else { continue }
-                let notifications = try live.notifications(waitingUpTo: .milliseconds(100))
-                if notifications.contains(where: { $0.payload == namespace }) { try catchUp(using: live) }
-            } catch {
-                connection = nil
-                state.withLock { $0.stale = true }
-                Thread.sleep(forTimeInterval: backoff.seconds)
-                backoff = min(backoff * 2, .seconds(2))
+            }
+        }
+
+        /// Reads the rows written since the last one seen and applies them.
+        func catchUp(using connection: PostgresConnection) throws {
+            let after = cache.withLock { $0.lastSeq }
+            let result = try connection.run(
+                "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 AND seq > $2 ORDER BY seq",
+                [.text(namespace), .int64(after)])
+            apply(rows(result))
+        }
+
+        /// Reads every row of the namespace (tombstones too, for their sequence numbers).
+        func load(using connection: PostgresConnection) throws {
+            let result = try connection.run(
+                "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 ORDER BY seq",
+                [.text(namespace)])
+            apply(rows(result))
+        }
+
+        /// Decodes `SELECT key, value, seq` rows; a value this release cannot decode is reported and
+        /// left out (never taken for a removal).
+        private func rows(_ result: [[Data?]]) -> [EntryRow] {
+            var rows: [EntryRow] = []
+            var undecodable: [String] = []
+            for row in result {
+                guard row.count == 3, let key = row[0], let seq = row[2].flatMap(int64) else { continue }
+                let name = String(decoding: key, as: UTF8.self)
+                if let blob = row[1] {
+                    guard let value = try? PropertyListValue(binaryEncoded: blob) else {
+                        undecodable.append(name)
+                        continue
+                    }
+                    rows.append(EntryRow(key: StoreKey(name), value: value, seq: seq))
+                } else {
+                    rows.append(EntryRow(key: StoreKey(name), value: nil, seq: seq))
+                }
+            }
+            if !undecodable.isEmpty {
+                FileHandle.standardError.write(
+                    Data(
+                        "prefs: PostgresStore(namespace: \(namespace)): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
+                            .utf8))
+            }
+            return rows
+        }
+
+        /// Applies rows newer than what the cache holds for their keys, and publishes what changed,
+        /// under the cache's lock so observers hear each key's values in commit order.
+        func apply(_ rows: [EntryRow]) {
+            guard !rows.isEmpty else { return }
+            cache.withLock { cache in
+                var changed: [StoreKey: PropertyListValue?] = [:]
+                for row in rows {
+                    cache.lastSeq = max(cache.lastSeq, row.seq)
+                    guard row.seq > cache.versions[row.key, default: -1] else { continue }
+                    cache.versions[row.key] = row.seq
+                    if cache.values[row.key] != row.value {
+                        cache.values[row.key] = row.value
+                        changed[row.key] = .some(row.value)
+                    }
+                }
+                observers.publish(StoreChange(values: changed))
             }
         }
     }
 
-    /// Reads the rows written since the last one seen and applies them.
-    func catchUp(using connection: PostgresConnection) throws {
-        let after = cache.withLock { $0.lastSeq }
-        let result = try connection.run(
-            "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 AND seq > $2 ORDER BY seq",
-            [.text(namespace), .int64(after)])
-        apply(rows(result))
+    /// A big-endian 8-byte integer, as PostgreSQL sends a `bigint` in binary format.
+    func int64(_ bytes: Data) -> Int64? {
+        guard bytes.count == 8 else { return nil }
+        return Int64(bitPattern: bytes.reduce(0) { ($0 << 8) | UInt64($1) })
     }
 
-    /// Reads every row of the namespace (tombstones too, for their sequence numbers).
-    func load(using connection: PostgresConnection) throws {
-        let result = try connection.run(
-            "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 ORDER BY seq", [.text(namespace)])
-        apply(rows(result))
-    }
-
-    /// Decodes `SELECT key, value, seq` rows; a value this release cannot decode is reported and
-    /// left out (never taken for a removal).
-    private func rows(_ result: [[Data?]]) -> [EntryRow] {
-        var rows: [EntryRow] = []
-        var undecodable: [String] = []
-        for row in result {
-            guard row.count == 3, let key = row[0], let seq = row[2].flatMap(int64) else { continue }
-            let name = String(decoding: key, as: UTF8.self)
-            if let blob = row[1] {
-                guard let value = try? PropertyListValue(binaryEncoded: blob) else {
-                    undecodable.append(name)
-                    continue
-                }
-                rows.append(EntryRow(key: StoreKey(name), value: value, seq: seq))
-            } else {
-                rows.append(EntryRow(key: StoreKey(name), value: nil, seq: seq))
-            }
-        }
-        if !undecodable.isEmpty {
-            FileHandle.standardError.write(
-                Data(
-                    "prefs: PostgresStore(namespace: \(namespace)): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
-                        .utf8))
-        }
-        return rows
-    }
-
-    /// Applies rows newer than what the cache holds for their keys, and publishes what changed,
-    /// under the cache's lock so observers hear each key's values in commit order.
-    func apply(_ rows: [EntryRow]) {
-        guard !rows.isEmpty else { return }
-        cache.withLock { cache in
-            var changed: [StoreKey: PropertyListValue?] = [:]
-            for row in rows {
-                cache.lastSeq = max(cache.lastSeq, row.seq)
-                guard row.seq > cache.versions[row.key, default: -1] else { continue }
-                cache.versions[row.key] = row.seq
-                if cache.values[row.key] != row.value {
-                    cache.values[row.key] = row.value
-                    changed[row.key] = .some(row.value)
-                }
-            }
-            observers.publish(StoreChange(values: changed))
+    extension Duration {
+        var seconds: Double {
+            let (seconds, attoseconds) = components
+            return Double(seconds) + Double(attoseconds) / 1e18
         }
     }
-}
 
-/// A big-endian 8-byte integer, as PostgreSQL sends a `bigint` in binary format.
-func int64(_ bytes: Data) -> Int64? {
-    guard bytes.count == 8 else { return nil }
-    return Int64(bitPattern: bytes.reduce(0) { ($0 << 8) | UInt64($1) })
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
+    /// The first column of the first row, or `nil` when there is no row or it is NULL.
+    func firstCell(_ rows: [[Data?]]) -> Data? {
+        guard let row = rows.first, let cell = row.first else { return nil }
+        return cell
     }
-}
-
-/// The first column of the first row, or `nil` when there is no row or it is NULL.
-func firstCell(_ rows: [[Data?]]) -> Data? {
-    guard let row = rows.first, let cell = row.first else { return nil }
-    return cell
-}
+#endif

@@ -1,109 +1,112 @@
-import CLibPQ
-import Foundation
+#if PREFS_POSTGRESQL
+    import CLibPQ
+    import Foundation
 
-/// What a connection string may say in public: its settings without the secrets, and the
-/// secrets themselves, to be cut out of every message.
-///
-/// libpq's own parser (`PQconninfoParse`) reads the string, so every form libpq accepts is
-/// covered the same way: URLs (a password in the user part or in `?password=`, with any
-/// characters, `#` included) and `key=value` strings, and every option libpq marks as secret
-/// (`password`, `sslpassword`).
-struct ConnectionSecrets: Sendable {
-    /// The connection settings without secrets, as `postgresql://user@host:port/dbname` or
-    /// `host=… dbname=…`.
-    let safeDescription: String
-    private let secrets: [String]
+    /// What a connection string may say in public: its settings without the secrets, and the
+    /// secrets themselves, to be cut out of every message.
+    ///
+    /// libpq's own parser (`PQconninfoParse`) reads the string, so every form libpq accepts is
+    /// covered the same way: URLs (a password in the user part or in `?password=`, with any
+    /// characters, `#` included) and `key=value` strings, and every option libpq marks as secret
+    /// (`password`, `sslpassword`).
+    struct ConnectionSecrets: Sendable {
+        /// The connection settings without secrets, as `postgresql://user@host:port/dbname` or
+        /// `host=… dbname=…`.
+        let safeDescription: String
+        private let secrets: [String]
 
-    /// Parses `conninfo`; throws libpq's message when it is not a connection string or URL.
-    init(_ conninfo: String) throws {
-        var error: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(conninfo, &error) else {
-            let message = error.map { String(cString: $0) } ?? "not a connection string or URL"
-            if let error { PQfreemem(error) }
-            throw PostgresConnection.Failure(
-                message: "not a PostgreSQL connection string or URL: "
-                    + message.trimmingCharacters(in: .whitespacesAndNewlines),
-                connectionLost: false)
+        /// Parses `conninfo`; throws libpq's message when it is not a connection string or URL.
+        init(_ conninfo: String) throws {
+            var error: UnsafeMutablePointer<CChar>?
+            guard let options = PQconninfoParse(conninfo, &error) else {
+                let message = error.map { String(cString: $0) } ?? "not a connection string or URL"
+                if let error { PQfreemem(error) }
+                throw PostgresConnection.Failure(
+                    message: "not a PostgreSQL connection string or URL: "
+                        + message.trimmingCharacters(in: .whitespacesAndNewlines),
+                    connectionLost: false)
+            }
+            defer { PQconninfoFree(options) }
+            var settings: [(String, String)] = []
+            var secrets: [String] = []
+            var option = options
+            while let keyword = option.pointee.keyword {
+                if let value = option.pointee.val {
+                    let text = String(cString: value)
+                    // libpq marks the options it never shows (passwords) with the display character "*".
+                    if let display = option.pointee.dispchar, String(cString: display) == "*" {
+                        if !text.isEmpty { secrets.append(text) }
+                    } else {
+                        settings.append((String(cString: keyword), text))
+                    }
+                }
+                option += 1
+            }
+            // A secret can also appear in the string percent-encoded (in a URL) or quoted.
+            var forms = Set<String>()
+            for secret in secrets {
+                forms.insert(secret)
+                for allowed in [CharacterSet.urlPasswordAllowed, .urlQueryAllowed, .alphanumerics] {
+                    if let encoded = secret.addingPercentEncoding(withAllowedCharacters: allowed) {
+                        forms.insert(encoded)
+                    }
+                }
+                forms.insert(
+                    secret.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                        of: "'", with: "\\'")
+                )
+            }
+            forms.formUnion(Self.rawURLSecrets(conninfo))
+            self.secrets = forms.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+            safeDescription = Self.describe(settings, isURL: Self.isURL(conninfo))
         }
-        defer { PQconninfoFree(options) }
-        var settings: [(String, String)] = []
-        var secrets: [String] = []
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if let value = option.pointee.val {
-                let text = String(cString: value)
-                // libpq marks the options it never shows (passwords) with the display character "*".
-                if let display = option.pointee.dispchar, String(cString: display) == "*" {
-                    if !text.isEmpty { secrets.append(text) }
-                } else {
-                    settings.append((String(cString: keyword), text))
+
+        /// `text` with every secret replaced by `***`.
+        func redact(_ text: String) -> String {
+            secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "***") }
+        }
+
+        private static func isURL(_ conninfo: String) -> Bool {
+            conninfo.hasPrefix("postgresql://") || conninfo.hasPrefix("postgres://")
+        }
+
+        /// The password as written in a URL's user part (libpq ends the user part at the first `@`
+        /// before any `/`), and `password=`/`sslpassword=` query values as written.
+        private static func rawURLSecrets(_ conninfo: String) -> [String] {
+            guard isURL(conninfo), let schemeEnd = conninfo.range(of: "://") else { return [] }
+            var found: [String] = []
+            let rest = conninfo[schemeEnd.upperBound...]
+            if let end = rest.firstIndex(where: { $0 == "@" || $0 == "/" }), rest[end] == "@",
+                let colon = rest[..<end].firstIndex(of: ":")
+            {
+                found.append(String(rest[rest.index(after: colon)..<end]))
+            }
+            if let query = rest.firstIndex(of: "?") {
+                for item in rest[rest.index(after: query)...].split(separator: "&") {
+                    let parts = item.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2, parts[0] == "password" || parts[0] == "sslpassword" {
+                        found.append(String(parts[1]))
+                    }
                 }
             }
-            option += 1
+            return found
         }
-        // A secret can also appear in the string percent-encoded (in a URL) or quoted.
-        var forms = Set<String>()
-        for secret in secrets {
-            forms.insert(secret)
-            for allowed in [CharacterSet.urlPasswordAllowed, .urlQueryAllowed, .alphanumerics] {
-                if let encoded = secret.addingPercentEncoding(withAllowedCharacters: allowed) {
-                    forms.insert(encoded)
+
+        private static func describe(_ settings: [(String, String)], isURL: Bool) -> String {
+            let values = Dictionary(settings, uniquingKeysWith: { _, last in last })
+            if isURL {
+                var text = "postgresql://"
+                if let user = values["user"] { text += "\(user)@" }
+                text += values["host"].map { $0.hasPrefix("/") ? "" : $0 } ?? ""
+                if let port = values["port"] { text += ":\(port)" }
+                text += "/\(values["dbname"] ?? "")"
+                let others = settings.filter {
+                    !["user", "port", "dbname"].contains($0.0) && !($0.0 == "host" && !$0.1.hasPrefix("/"))
                 }
+                if !others.isEmpty { text += "?" + others.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
+                return text
             }
-            forms.insert(
-                secret.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
-            )
+            return settings.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
         }
-        forms.formUnion(Self.rawURLSecrets(conninfo))
-        self.secrets = forms.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
-        safeDescription = Self.describe(settings, isURL: Self.isURL(conninfo))
     }
-
-    /// `text` with every secret replaced by `***`.
-    func redact(_ text: String) -> String {
-        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "***") }
-    }
-
-    private static func isURL(_ conninfo: String) -> Bool {
-        conninfo.hasPrefix("postgresql://") || conninfo.hasPrefix("postgres://")
-    }
-
-    /// The password as written in a URL's user part (libpq ends the user part at the first `@`
-    /// before any `/`), and `password=`/`sslpassword=` query values as written.
-    private static func rawURLSecrets(_ conninfo: String) -> [String] {
-        guard isURL(conninfo), let schemeEnd = conninfo.range(of: "://") else { return [] }
-        var found: [String] = []
-        let rest = conninfo[schemeEnd.upperBound...]
-        if let end = rest.firstIndex(where: { $0 == "@" || $0 == "/" }), rest[end] == "@",
-            let colon = rest[..<end].firstIndex(of: ":")
-        {
-            found.append(String(rest[rest.index(after: colon)..<end]))
-        }
-        if let query = rest.firstIndex(of: "?") {
-            for item in rest[rest.index(after: query)...].split(separator: "&") {
-                let parts = item.split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0] == "password" || parts[0] == "sslpassword" {
-                    found.append(String(parts[1]))
-                }
-            }
-        }
-        return found
-    }
-
-    private static func describe(_ settings: [(String, String)], isURL: Bool) -> String {
-        let values = Dictionary(settings, uniquingKeysWith: { _, last in last })
-        if isURL {
-            var text = "postgresql://"
-            if let user = values["user"] { text += "\(user)@" }
-            text += values["host"].map { $0.hasPrefix("/") ? "" : $0 } ?? ""
-            if let port = values["port"] { text += ":\(port)" }
-            text += "/\(values["dbname"] ?? "")"
-            let others = settings.filter {
-                !["user", "port", "dbname"].contains($0.0) && !($0.0 == "host" && !$0.1.hasPrefix("/"))
-            }
-            if !others.isEmpty { text += "?" + others.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
-            return text
-        }
-        return settings.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
-    }
-}
+#endif

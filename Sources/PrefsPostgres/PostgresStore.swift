@@ -1,260 +1,263 @@
-import Foundation
-import Prefs
+#if PREFS_POSTGRESQL
+    import Foundation
+    import Prefs
 
-/// Settings shared by a fleet of processes and machines, kept in PostgreSQL.
-///
-/// ```swift
-/// import PrefsPostgres
-/// let store = try PostgresStore(url: "postgresql://app@db.internal/app?sslmode=verify-full", namespace: "checkout")
-/// let prefs = Preferences(store: store)
-/// prefs[.maxItems] = 50        // committed, and announced to every other instance
-/// ```
-///
-/// - **Data.** One table, `prefs_entries(namespace, key, value, seq)`, created if missing, with a
-///   schema version in `prefs_meta`. The namespace is a column value, never part of SQL; every
-///   statement binds its parameters. Values use the same binary encoding as `SQLiteStore`. Each
-///   write carries a sequence number that grows in commit order, and a removal is kept as a row
-///   without a value, so instances catch up by sequence number.
-/// - **Reads** come from a local cache of the namespace. Other instances' writes arrive by
-///   `LISTEN`/`NOTIFY` (on loopback, in milliseconds) and reach `changes(of:)` and `observe`; a
-///   cached value is only ever replaced by a newer commit, so each key's values reach observers
-///   in commit order.
-/// - **Writes** are committed before they return. `update` runs in one transaction that holds a
-///   per-namespace advisory lock and reads from the database, so it is atomic across every
-///   process and machine on the namespace.
-/// - **A lost server.** Writes throw ``PostgresStoreError`` while the server is away (never
-///   silently dropped); the store reconnects by itself, with back-off. Reads keep serving the
-///   last known values, and ``isStale`` says so. After a reconnection the store reads every row
-///   written since the last one it saw, since `NOTIFY` does not replay what was missed.
-/// - **Secrets.** Passwords (`password`, `sslpassword`, in a URL or a `key=value` string) never
-///   appear in errors or descriptions: libpq's own parser finds them. TLS settings (`sslmode`,
-///   `sslrootcert` …) go to libpq untouched.
-/// - **Limits.** A namespace is at most ``maximumNamespaceBytes`` bytes of UTF-8 and a key at most
-///   ``maximumKeyBytes``, neither with a NUL character; others are refused with a typed error.
-public final class PostgresStore: PreferenceStore {
-    /// The namespace: the settings this store sees (other namespaces share the table, not the values).
-    public let namespace: String
-    /// `PostgresStore(CONNECTION WITHOUT SECRETS, namespace: NAME)`.
-    public let description: String
-
-    /// The longest namespace, in bytes of UTF-8: it travels in `NOTIFY` payloads (under 8,000
-    /// bytes) and in the table's index.
-    public static let maximumNamespaceBytes = 1_000
-    /// The longest key, in bytes of UTF-8: PostgreSQL's index holds about 2,700 bytes per entry.
-    public static let maximumKeyBytes = 1_500
-
-    private let shared: Shared
-    private let writer: TransactionLock<WriterState>
-
-    /// Connects, creates (or upgrades) the table if needed, loads the namespace, and starts
-    /// listening.
+    /// Settings shared by a fleet of processes and machines, kept in PostgreSQL.
     ///
     /// ```swift
-    /// let store = try PostgresStore(url: "postgresql://localhost/app", namespace: "checkout")
+    /// import PrefsPostgres
+    /// let store = try PostgresStore(url: "postgresql://app@db.internal/app?sslmode=verify-full", namespace: "checkout")
+    /// let prefs = Preferences(store: store)
+    /// prefs[.maxItems] = 50        // committed, and announced to every other instance
     /// ```
-    public init(url: String, namespace: String) throws {
-        let secrets: ConnectionSecrets
-        do {
-            secrets = try ConnectionSecrets(url)
-        } catch let failure as PostgresConnection.Failure {
-            throw PostgresStoreError(
-                kind: .connectionFailed, store: "PostgresStore", message: failure.message)
-        }
-        let description = "PostgresStore(\(secrets.safeDescription), namespace: \(namespace))"
-        guard !namespace.isEmpty, !namespace.contains("\n"), !namespace.utf8.contains(0),
-            namespace.utf8.count <= Self.maximumNamespaceBytes
-        else {
-            throw PostgresStoreError(
-                kind: .invalidNamespace, store: description,
-                message:
-                    "a namespace must be non-empty, at most \(Self.maximumNamespaceBytes) bytes of UTF-8 (this one has \(namespace.utf8.count)), without line breaks or NUL characters"
-            )
-        }
-        self.namespace = namespace
-        self.description = description
-        shared = Shared(url: url, namespace: namespace, secrets: secrets)
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(url: url, redact: secrets.redact)
-            try Schema.prepare(connection)
-            try shared.load(using: connection)
-        } catch let failure as PostgresConnection.Failure {
-            throw PostgresStoreError(kind: .connectionFailed, store: description, message: failure.message)
-        }
-        writer = TransactionLock(
-            WriterState(connection: connection), store: description, timeout: .seconds(30))
-        shared.startListening()
-    }
-
-    deinit {
-        shared.stop()
-    }
-
-    /// True while the store has lost its server: reads then serve the last known values, which
-    /// other instances may have changed since.
-    public var isStale: Bool { shared.state.withLock { $0.stale } }
-
-    /// The number of live observations of this store.
-    public var observerCount: Int { shared.observers.count }
-
-    /// The cached value.
-    public func value(forKey key: String) -> PropertyListValue? {
-        shared.cache.withLock { $0.values[StoreKey(key)] }
-    }
-
-    /// Every cached key and value.
-    public func snapshot() -> [StoreKey: PropertyListValue] {
-        shared.cache.withLock { $0.values }
-    }
-
-    /// Every cached key.
-    public func keys() -> [String] {
-        shared.cache.withLock { $0.values.keys.map(\.name) }
-    }
-
-    /// Runs `body` in one transaction holding the namespace's advisory lock, after catching up
-    /// with every earlier commit: atomic across every process and machine on the namespace.
     ///
-    /// A write to this store from inside `body` (other than through its transaction) stops the
-    /// program with a message: it would wait for itself.
-    public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        do {
-            return try writer.withLock(during: "a transaction") { state in
-                let connection = try connectedWriter(&state)
-                do {
-                    return try write(on: connection, body)
-                } catch let failure as PostgresConnection.Failure {
-                    _ = try? connection.run("ROLLBACK")
-                    if failure.connectionLost { state.connection = nil }
-                    throw PostgresStoreError(
-                        kind: failure.tooLarge
-                            ? .tooLarge : failure.connectionLost ? .connectionLost : .server,
-                        store: description, message: failure.message)
-                } catch {
-                    _ = try? connection.run("ROLLBACK")
-                    throw error
-                }
+    /// - **Data.** One table, `prefs_entries(namespace, key, value, seq)`, created if missing, with a
+    ///   schema version in `prefs_meta`. The namespace is a column value, never part of SQL; every
+    ///   statement binds its parameters. Values use the same binary encoding as `SQLiteStore`. Each
+    ///   write carries a sequence number that grows in commit order, and a removal is kept as a row
+    ///   without a value, so instances catch up by sequence number.
+    /// - **Reads** come from a local cache of the namespace. Other instances' writes arrive by
+    ///   `LISTEN`/`NOTIFY` (on loopback, in milliseconds) and reach `changes(of:)` and `observe`; a
+    ///   cached value is only ever replaced by a newer commit, so each key's values reach observers
+    ///   in commit order.
+    /// - **Writes** are committed before they return. `update` runs in one transaction that holds a
+    ///   per-namespace advisory lock and reads from the database, so it is atomic across every
+    ///   process and machine on the namespace.
+    /// - **A lost server.** Writes throw ``PostgresStoreError`` while the server is away (never
+    ///   silently dropped); the store reconnects by itself, with back-off. Reads keep serving the
+    ///   last known values, and ``isStale`` says so. After a reconnection the store reads every row
+    ///   written since the last one it saw, since `NOTIFY` does not replay what was missed.
+    /// - **Secrets.** Passwords (`password`, `sslpassword`, in a URL or a `key=value` string) never
+    ///   appear in errors or descriptions: libpq's own parser finds them. TLS settings (`sslmode`,
+    ///   `sslrootcert` …) go to libpq untouched.
+    /// - **Limits.** A namespace is at most ``maximumNamespaceBytes`` bytes of UTF-8 and a key at most
+    ///   ``maximumKeyBytes``, neither with a NUL character; others are refused with a typed error.
+    public final class PostgresStore: PreferenceStore {
+        /// The namespace: the settings this store sees (other namespaces share the table, not the values).
+        public let namespace: String
+        /// `PostgresStore(CONNECTION WITHOUT SECRETS, namespace: NAME)`.
+        public let description: String
+
+        /// The longest namespace, in bytes of UTF-8: it travels in `NOTIFY` payloads (under 8,000
+        /// bytes) and in the table's index.
+        public static let maximumNamespaceBytes = 1_000
+        /// The longest key, in bytes of UTF-8: PostgreSQL's index holds about 2,700 bytes per entry.
+        public static let maximumKeyBytes = 1_500
+
+        private let shared: Shared
+        private let writer: TransactionLock<WriterState>
+
+        /// Connects, creates (or upgrades) the table if needed, loads the namespace, and starts
+        /// listening.
+        ///
+        /// ```swift
+        /// let store = try PostgresStore(url: "postgresql://localhost/app", namespace: "checkout")
+        /// ```
+        public init(url: String, namespace: String) throws {
+            let secrets: ConnectionSecrets
+            do {
+                secrets = try ConnectionSecrets(url)
+            } catch let failure as PostgresConnection.Failure {
+                throw PostgresStoreError(
+                    kind: .connectionFailed, store: "PostgresStore", message: failure.message)
             }
-        } catch let timeout as TransactionTimeoutError {
-            throw PostgresStoreError(kind: .server, store: description, message: timeout.description)
+            let description = "PostgresStore(\(secrets.safeDescription), namespace: \(namespace))"
+            guard !namespace.isEmpty, !namespace.contains("\n"), !namespace.utf8.contains(0),
+                namespace.utf8.count <= Self.maximumNamespaceBytes
+            else {
+                throw PostgresStoreError(
+                    kind: .invalidNamespace, store: description,
+                    message:
+                        "a namespace must be non-empty, at most \(Self.maximumNamespaceBytes) bytes of UTF-8 (this one has \(namespace.utf8.count)), without line breaks or NUL characters"
+                )
+            }
+            self.namespace = namespace
+            self.description = description
+            shared = Shared(url: url, namespace: namespace, secrets: secrets)
+            let connection: PostgresConnection
+            do {
+                connection = try PostgresConnection(url: url, redact: secrets.redact)
+                try Schema.prepare(connection)
+                try shared.load(using: connection)
+            } catch let failure as PostgresConnection.Failure {
+                throw PostgresStoreError(
+                    kind: .connectionFailed, store: description, message: failure.message)
+            }
+            writer = TransactionLock(
+                WriterState(connection: connection), store: description, timeout: .seconds(30))
+            shared.startListening()
         }
-    }
 
-    /// Calls `handler` with every change, from this process or any other instance on the
-    /// namespace, until the observation ends.
-    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        shared.observers.add(handler)
-    }
+        deinit {
+            shared.stop()
+        }
 
-    // MARK: - Writing
+        /// True while the store has lost its server: reads then serve the last known values, which
+        /// other instances may have changed since.
+        public var isStale: Bool { shared.state.withLock { $0.stale } }
 
-    private func write<Result>(
-        on connection: PostgresConnection, _ body: (inout StoreTransaction) throws -> Result
-    ) throws -> Result {
-        try connection.run("BEGIN")
-        try connection.run("SELECT pg_advisory_xact_lock(hashtext($1))", [.text(namespace)])
-        // Holding the namespace's lock, nobody else commits to it: after catching up, the cache
-        // is exactly the namespace, and the transaction reads it.
-        try shared.catchUp(using: connection)
-        let cache = shared.cache
-        var transaction = StoreTransaction(
-            read: { key in cache.withLock { $0.values[StoreKey(key)] } },
-            keys: { cache.withLock { $0.values.keys.map(\.name) } })
-        let result = try body(&transaction)
-        let writes = transaction.writes
-        guard !writes.isEmpty else {
+        /// The number of live observations of this store.
+        public var observerCount: Int { shared.observers.count }
+
+        /// The cached value.
+        public func value(forKey key: String) -> PropertyListValue? {
+            shared.cache.withLock { $0.values[StoreKey(key)] }
+        }
+
+        /// Every cached key and value.
+        public func snapshot() -> [StoreKey: PropertyListValue] {
+            shared.cache.withLock { $0.values }
+        }
+
+        /// Every cached key.
+        public func keys() -> [String] {
+            shared.cache.withLock { $0.values.keys.map(\.name) }
+        }
+
+        /// Runs `body` in one transaction holding the namespace's advisory lock, after catching up
+        /// with every earlier commit: atomic across every process and machine on the namespace.
+        ///
+        /// A write to this store from inside `body` (other than through its transaction) stops the
+        /// program with a message: it would wait for itself.
+        public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+            do {
+                return try writer.withLock(during: "a transaction") { state in
+                    let connection = try connectedWriter(&state)
+                    do {
+                        return try write(on: connection, body)
+                    } catch let failure as PostgresConnection.Failure {
+                        _ = try? connection.run("ROLLBACK")
+                        if failure.connectionLost { state.connection = nil }
+                        throw PostgresStoreError(
+                            kind: failure.tooLarge
+                                ? .tooLarge : failure.connectionLost ? .connectionLost : .server,
+                            store: description, message: failure.message)
+                    } catch {
+                        _ = try? connection.run("ROLLBACK")
+                        throw error
+                    }
+                }
+            } catch let timeout as TransactionTimeoutError {
+                throw PostgresStoreError(kind: .server, store: description, message: timeout.description)
+            }
+        }
+
+        /// Calls `handler` with every change, from this process or any other instance on the
+        /// namespace, until the observation ends.
+        public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+            shared.observers.add(handler)
+        }
+
+        // MARK: - Writing
+
+        private func write<Result>(
+            on connection: PostgresConnection, _ body: (inout StoreTransaction) throws -> Result
+        ) throws -> Result {
+            try connection.run("BEGIN")
+            try connection.run("SELECT pg_advisory_xact_lock(hashtext($1))", [.text(namespace)])
+            // Holding the namespace's lock, nobody else commits to it: after catching up, the cache
+            // is exactly the namespace, and the transaction reads it.
+            try shared.catchUp(using: connection)
+            let cache = shared.cache
+            var transaction = StoreTransaction(
+                read: { key in cache.withLock { $0.values[StoreKey(key)] } },
+                keys: { cache.withLock { $0.values.keys.map(\.name) } })
+            let result = try body(&transaction)
+            let writes = transaction.writes
+            guard !writes.isEmpty else {
+                try connection.run("COMMIT")
+                return result
+            }
+            try PropertyListValue.checkNesting(of: writes)
+            for key in writes.keys { try validate(key) }
+            // Taken under the namespace's lock, so sequence numbers grow in commit order.
+            guard let seq = try firstCell(connection.run("SELECT nextval('prefs_seq')")).flatMap(int64) else {
+                throw PostgresConnection.Failure(message: "nextval returned no number", connectionLost: false)
+            }
+            for (key, value) in writes {
+                try connection.run(
+                    """
+                    INSERT INTO prefs_entries(namespace, key, value, seq) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, seq = excluded.seq
+                    """,
+                    [
+                        .text(namespace), .text(key.name), value.map { .bytes($0.binaryEncoded()) } ?? .null,
+                        .int64(seq),
+                    ])
+            }
+            // Delivered to every listener when the transaction commits; the payload does not grow
+            // with the keys, and listeners catch up by sequence number.
+            try connection.run("SELECT pg_notify('\(Shared.channel)', $1)", [.text(namespace)])
             try connection.run("COMMIT")
+            shared.apply(writes.map { EntryRow(key: $0.key, value: $0.value, seq: seq) })
             return result
         }
-        try PropertyListValue.checkNesting(of: writes)
-        for key in writes.keys { try validate(key) }
-        // Taken under the namespace's lock, so sequence numbers grow in commit order.
-        guard let seq = try firstCell(connection.run("SELECT nextval('prefs_seq')")).flatMap(int64) else {
-            throw PostgresConnection.Failure(message: "nextval returned no number", connectionLost: false)
-        }
-        for (key, value) in writes {
-            try connection.run(
-                """
-                INSERT INTO prefs_entries(namespace, key, value, seq) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-                """,
-                [
-                    .text(namespace), .text(key.name), value.map { .bytes($0.binaryEncoded()) } ?? .null,
-                    .int64(seq),
-                ])
-        }
-        // Delivered to every listener when the transaction commits; the payload does not grow
-        // with the keys, and listeners catch up by sequence number.
-        try connection.run("SELECT pg_notify('\(Shared.channel)', $1)", [.text(namespace)])
-        try connection.run("COMMIT")
-        shared.apply(writes.map { EntryRow(key: $0.key, value: $0.value, seq: seq) })
-        return result
-    }
 
-    private func validate(_ key: StoreKey) throws {
-        guard !key.name.utf8.contains(0), key.name.utf8.count <= Self.maximumKeyBytes else {
-            throw PostgresStoreError(
-                kind: .invalidKey, store: description,
-                message:
-                    "the key \(String(reflecting: String(key.name.prefix(40)))) cannot be stored: a key is at most \(Self.maximumKeyBytes) bytes of UTF-8 (this one has \(key.name.utf8.count)), without NUL characters"
-            )
-        }
-    }
-
-    /// The writing connection, reconnecting (with back-off between failed attempts) when lost.
-    private func connectedWriter(_ state: inout WriterState) throws -> PostgresConnection {
-        if let connection = state.connection, connection.isConnected { return connection }
-        state.connection = nil
-        let now = ContinuousClock.now
-        guard now >= state.nextAttempt else {
-            throw PostgresStoreError(
-                kind: .connectionLost, store: description,
-                message: "the server is unreachable (\(state.lastFailure)); retrying with back-off")
-        }
-        do {
-            let connection = try PostgresConnection(url: shared.url, redact: shared.secrets.redact)
-            state.connection = connection
-            state.backoff = .milliseconds(50)
-            return connection
-        } catch let failure as PostgresConnection.Failure {
-            state.lastFailure = failure.message
-            state.nextAttempt = now + state.backoff
-            state.backoff = min(state.backoff * 2, .seconds(2))
-            throw PostgresStoreError(kind: .connectionLost, store: description, message: failure.message)
-        }
-    }
-
-    /// Every namespace that holds at least one value in the database at `url`.
-    ///
-    /// ```swift
-    /// try PostgresStore.namespaces(url: "postgresql://localhost/app")  // ["billing", "checkout"]
-    /// ```
-    public static func namespaces(url: String) throws -> [String] {
-        var store = "PostgresStore"
-        do {
-            let secrets = try ConnectionSecrets(url)
-            store = "PostgresStore(\(secrets.safeDescription))"
-            let connection = try PostgresConnection(url: url, redact: secrets.redact)
-            try Schema.prepare(connection)
-            return try connection.run(
-                "SELECT DISTINCT namespace FROM prefs_entries WHERE value IS NOT NULL ORDER BY 1"
-            ).compactMap { row in
-                row.first.flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+        private func validate(_ key: StoreKey) throws {
+            guard !key.name.utf8.contains(0), key.name.utf8.count <= Self.maximumKeyBytes else {
+                throw PostgresStoreError(
+                    kind: .invalidKey, store: description,
+                    message:
+                        "the key \(String(reflecting: String(key.name.prefix(40)))) cannot be stored: a key is at most \(Self.maximumKeyBytes) bytes of UTF-8 (this one has \(key.name.utf8.count)), without NUL characters"
+                )
             }
-        } catch let failure as PostgresConnection.Failure {
-            throw PostgresStoreError(kind: .connectionFailed, store: store, message: failure.message)
+        }
+
+        /// The writing connection, reconnecting (with back-off between failed attempts) when lost.
+        private func connectedWriter(_ state: inout WriterState) throws -> PostgresConnection {
+            if let connection = state.connection, connection.isConnected { return connection }
+            state.connection = nil
+            let now = ContinuousClock.now
+            guard now >= state.nextAttempt else {
+                throw PostgresStoreError(
+                    kind: .connectionLost, store: description,
+                    message: "the server is unreachable (\(state.lastFailure)); retrying with back-off")
+            }
+            do {
+                let connection = try PostgresConnection(url: shared.url, redact: shared.secrets.redact)
+                state.connection = connection
+                state.backoff = .milliseconds(50)
+                return connection
+            } catch let failure as PostgresConnection.Failure {
+                state.lastFailure = failure.message
+                state.nextAttempt = now + state.backoff
+                state.backoff = min(state.backoff * 2, .seconds(2))
+                throw PostgresStoreError(kind: .connectionLost, store: description, message: failure.message)
+            }
+        }
+
+        /// Every namespace that holds at least one value in the database at `url`.
+        ///
+        /// ```swift
+        /// try PostgresStore.namespaces(url: "postgresql://localhost/app")  // ["billing", "checkout"]
+        /// ```
+        public static func namespaces(url: String) throws -> [String] {
+            var store = "PostgresStore"
+            do {
+                let secrets = try ConnectionSecrets(url)
+                store = "PostgresStore(\(secrets.safeDescription))"
+                let connection = try PostgresConnection(url: url, redact: secrets.redact)
+                try Schema.prepare(connection)
+                return try connection.run(
+                    "SELECT DISTINCT namespace FROM prefs_entries WHERE value IS NOT NULL ORDER BY 1"
+                ).compactMap { row in
+                    row.first.flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+                }
+            } catch let failure as PostgresConnection.Failure {
+                throw PostgresStoreError(kind: .connectionFailed, store: store, message: failure.message)
+            }
         }
     }
-}
 
-/// The writing connection and its reconnection back-off.
-struct WriterState {
-    var connection: PostgresConnection?
-    var nextAttempt = ContinuousClock.now
-    var backoff: Duration = .milliseconds(50)
-    var lastFailure = ""
+    /// The writing connection and its reconnection back-off.
+    struct WriterState {
+        var connection: PostgresConnection?
+        var nextAttempt = ContinuousClock.now
+        var backoff: Duration = .milliseconds(50)
+        var lastFailure = ""
 
-    init(connection: PostgresConnection) {
-        self.connection = connection
+        init(connection: PostgresConnection) {
+            self.connection = connection
+        }
     }
-}
+#endif

@@ -19,7 +19,10 @@
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
 import Prefs
-import PrefsPostgres
+
+#if PREFS_POSTGRESQL
+    import PrefsPostgres
+#endif
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("PrefsTestHelper: \(message)\n".utf8))
@@ -121,35 +124,37 @@ do {
     case "standard-write":
         try Preferences.standard.store.setValue(.string(argument(2)), forKey: argument(1))
         print(SQLiteStore.defaultPath())
-    case "pg-write":
-        let store = try PostgresStore(url: argument(1), namespace: argument(2))
-        for index in 0..<(Int(argument(4)) ?? 0) {
-            try store.setValue(.integer(Int64(index)), forKey: "\(argument(3)).\(index)")
-        }
-    case "pg-increment":
-        let prefs = Preferences(store: try PostgresStore(url: argument(1), namespace: argument(2)))
-        let key = Preferences.Key<Int>(argument(3), default: 0)
-        for _ in 0..<(Int(argument(4)) ?? 0) { try prefs.update { p in p[key] += 1 } }
-    case "pg-set":
-        try PostgresStore(url: argument(1), namespace: argument(2)).setValue(
-            .string(argument(4)), forKey: argument(3))
-    case "pg-ack-writer":
-        let store = try PostgresStore(url: argument(1), namespace: argument(2))
-        _ = FileManager.default.createFile(atPath: argument(3), contents: nil)
-        guard let acknowledgements = FileHandle(forWritingAtPath: argument(3)) else {
-            fail("cannot write \(argument(3))")
-        }
-        var index = 0
-        while true {
-            do {
-                try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
-                acknowledgements.write(Data("\(index)\n".utf8))
-                index += 1
-            } catch {
-                FileHandle.standardError.write(Data("retrying k\(index): \(error)\n".utf8))
-                usleep(20_000)
+    #if PREFS_POSTGRESQL
+        case "pg-write":
+            let store = try PostgresStore(url: argument(1), namespace: argument(2))
+            for index in 0..<(Int(argument(4)) ?? 0) {
+                try store.setValue(.integer(Int64(index)), forKey: "\(argument(3)).\(index)")
             }
-        }
+        case "pg-increment":
+            let prefs = Preferences(store: try PostgresStore(url: argument(1), namespace: argument(2)))
+            let key = Preferences.Key<Int>(argument(3), default: 0)
+            for _ in 0..<(Int(argument(4)) ?? 0) { try prefs.update { p in p[key] += 1 } }
+        case "pg-set":
+            try PostgresStore(url: argument(1), namespace: argument(2)).setValue(
+                .string(argument(4)), forKey: argument(3))
+        case "pg-ack-writer":
+            let store = try PostgresStore(url: argument(1), namespace: argument(2))
+            _ = FileManager.default.createFile(atPath: argument(3), contents: nil)
+            guard let acknowledgements = FileHandle(forWritingAtPath: argument(3)) else {
+                fail("cannot write \(argument(3))")
+            }
+            var index = 0
+            while true {
+                do {
+                    try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
+                    acknowledgements.write(Data("\(index)\n".utf8))
+                    index += 1
+                } catch {
+                    FileHandle.standardError.write(Data("retrying k\(index): \(error)\n".utf8))
+                    usleep(20_000)
+                }
+            }
+    #endif
     default:
         fail("unknown mode \(mode)")
     }

@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import PrefsPostgres
 
 /// The store a `prefs` command works on, chosen with `--store`, and its domains.
 ///
@@ -57,7 +56,7 @@ enum StoreChoice: Sendable {
                 .sorted()
         case .postgres(let url, let namespace):
             if let namespace { return [namespace] }
-            return try withPostgres { try PostgresStore.namespaces(url: url) }
+            return try PostgresDomains.namespaces(url: url)
         }
     }
 
@@ -94,7 +93,7 @@ enum StoreChoice: Sendable {
             if let namespace, namespace != domain {
                 throw CLIError.badInput("--namespace limits this store to the single domain '\(namespace)'")
             }
-            return try withPostgres { try PostgresStore(url: url, namespace: domain) }
+            return try PostgresDomains.store(url: url, namespace: domain)
         }
     }
 
@@ -125,18 +124,8 @@ enum StoreChoice: Sendable {
             return true
         case .postgres:
             guard let found = try existingStore(domain) else { return false }
-            try withPostgres { try found.transaction { t in for key in t.keys { t[key] = nil } } }
+            try PostgresDomains.run { try found.transaction { t in for key in t.keys { t[key] = nil } } }
             return true
-        }
-    }
-
-    /// Runs a PostgreSQL step, turning its failure (whose text never holds the password) into the
-    /// tool's store error.
-    private func withPostgres<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let error as PostgresStoreError {
-            throw CLIError.store("\(error)")
         }
     }
 

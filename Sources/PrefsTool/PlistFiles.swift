@@ -222,7 +222,7 @@ private struct XMLReader {
         guard !opening.closing else { throw error("unexpected </\(opening.name)>") }
         switch opening.name {
         case "dict":
-            guard depth < PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
+            guard depth <= PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
             var pairs: [(String, PlistFiles.Parsed)] = []
             if opening.empty { return .dictionary(pairs) }
             while true {
@@ -233,7 +233,7 @@ private struct XMLReader {
                 pairs.append((key, try value(opening: try tag(), depth: depth + 1)))
             }
         case "array":
-            guard depth < PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
+            guard depth <= PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
             var elements: [PlistFiles.Parsed] = []
             if opening.empty { return .array(elements) }
             while true {
@@ -366,7 +366,7 @@ private struct JSONReader {
         guard !isAtEnd else { throw error("a value is missing") }
         switch bytes[position] {
         case UInt8(ascii: "{"):
-            guard depth < PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
+            guard depth <= PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
             position += 1
             var pairs: [(String, PlistFiles.Parsed)] = []
             skipWhitespace()
@@ -389,7 +389,7 @@ private struct JSONReader {
                 try expect(",")
             }
         case UInt8(ascii: "["):
-            guard depth < PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
+            guard depth <= PropertyListValue.maximumNestingDepth else { throw error("nested too deeply") }
             position += 1
             var elements: [PlistFiles.Parsed] = []
             skipWhitespace()

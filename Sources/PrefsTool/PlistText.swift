@@ -230,9 +230,13 @@ private struct OldStyleParser {
     }
 
     mutating func parseValue(depth: Int = 0) throws -> PropertyListValue {
-        guard depth < 256 else { throw error("nested too deeply") }
         skipWhitespace()
         guard !isAtEnd else { throw error("a value is missing") }
+        // `depth` containers enclose this value. One more level than a stored value may have is
+        // allowed: a whole domain's dictionary holds them.
+        if "{(".contains(characters[position]), depth > PropertyListValue.maximumNestingDepth {
+            throw error("nested too deeply")
+        }
         switch characters[position] {
         case "{": return try parseDictionary(depth: depth)
         case "(": return try parseArray(depth: depth)

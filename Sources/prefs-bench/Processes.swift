@@ -1,6 +1,9 @@
 import Foundation
 import Prefs
-import PrefsPostgres
+
+#if PREFS_POSTGRESQL
+    import PrefsPostgres
+#endif
 
 /// Workloads with several processes: this same program started again with `--child MODE …`.
 enum Processes {
@@ -25,12 +28,14 @@ enum Processes {
                 try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
                 usleep(20_000)
             }
-        case "pg-stamp-writer":
-            let store = try PostgresStore(url: arguments[1], namespace: arguments[2])
-            for _ in 0..<(Int(arguments[3]) ?? 0) {
-                try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
-                usleep(20_000)
-            }
+        #if PREFS_POSTGRESQL
+            case "pg-stamp-writer":
+                let store = try PostgresStore(url: arguments[1], namespace: arguments[2])
+                for _ in 0..<(Int(arguments[3]) ?? 0) {
+                    try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
+                    usleep(20_000)
+                }
+        #endif
         case "rss":
             let store = try SQLiteStore(path: arguments[1])
             precondition(!store.keys().isEmpty)

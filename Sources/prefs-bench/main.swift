@@ -191,28 +191,12 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
             baseline: nil, value: try Processes.residentMegabytesWith100kKeys(), unit: "MB", goal: nil))
 
     if let postgresURL {
-        progress("PostgreSQL propagation")
-        let latencies = try PostgresWorkloads.propagationLatencies(
-            url: postgresURL, samples: sizes.latencySamples)
-        metrics.append(
-            Metric(
-                key: "postgres_propagation_ms_p50",
-                what:
-                    "a PostgresStore write in one process until an observer in another sees it (\(latencies.count) samples)",
-                baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil))
-        metrics.append(
-            Metric(
-                key: "postgres_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
-                value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(50)))
-        progress("PostgreSQL writes against raw libpq")
-        let writes = try PostgresWorkloads.writeAgainstRaw(
-            url: postgresURL, writes: 500, repetitions: sizes.repetitions)
-        metrics.append(
-            Metric(
-                key: "postgres_write_vs_raw_libpq",
-                what:
-                    "PostgresStore write (transaction, advisory lock, NOTIFY) ÷ raw libpq upsert; baseline in ns",
-                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: nil))
+        #if PREFS_POSTGRESQL
+            metrics += try postgresMetrics(url: postgresURL, sizes: sizes, progress: progress)
+        #else
+            throw BenchError(
+                "this prefs-bench was built without PostgreSQL support (on macOS: --traits PostgreSQL)")
+        #endif
     }
 
     if json {
@@ -281,3 +265,34 @@ do {
     FileHandle.standardError.write(Data("prefs-bench: \(error)\n".utf8))
     exit(1)
 }
+
+#if PREFS_POSTGRESQL
+    /// The PostgreSQL figures, against the server at `url` (the benchmark starts none).
+    func postgresMetrics(url postgresURL: String, sizes: Sizes, progress: (String) -> Void) throws -> [Metric]
+    {
+        var metrics: [Metric] = []
+        progress("PostgreSQL propagation")
+        let latencies = try PostgresWorkloads.propagationLatencies(
+            url: postgresURL, samples: sizes.latencySamples)
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p50",
+                what:
+                    "a PostgresStore write in one process until an observer in another sees it (\(latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil))
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(50)))
+        progress("PostgreSQL writes against raw libpq")
+        let writes = try PostgresWorkloads.writeAgainstRaw(
+            url: postgresURL, writes: 500, repetitions: sizes.repetitions)
+        metrics.append(
+            Metric(
+                key: "postgres_write_vs_raw_libpq",
+                what:
+                    "PostgresStore write (transaction, advisory lock, NOTIFY) ÷ raw libpq upsert; baseline in ns",
+                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: nil))
+        return metrics
+    }
+#endif

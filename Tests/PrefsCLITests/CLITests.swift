@@ -1,224 +1,222 @@
-import Foundation
-import Testing
+#if os(macOS) || os(Linux)
+    import Foundation
+    import PrefsTestSupport
+    import Testing
 
-/// End-to-end: the built `prefs` binary, on an isolated HOME/XDG_CONFIG_HOME.
-@Suite struct CLITests {
-    @Test func writeThenReadOnTheDefaultStore() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        #expect(try cli.run("write", "com.example.demo", "greeting", "hello world").status == 0)
-        let read = try cli.run("read", "com.example.demo", "greeting")
-        #expect(read.status == 0)
-        #expect(read.stdout == "hello world")
-        // The domain is the file Preferences.standard of a program named com.example.demo uses.
-        #expect(
-            FileManager.default.fileExists(atPath: cli.home.path + "/config/prefs/com.example.demo.sqlite"))
-    }
-
-    @Test(arguments: [
-        (["-string", "hello world"], "hello world", "string"),
-        (["plain text"], "plain text", "string"),
-        (["-int", "42"], "42", "integer"),
-        (["-integer", "-7"], "-7", "integer"),
-        (["-float", "0.5"], "0.5", "float"),
-        (["-bool", "true"], "1", "boolean"),
-        (["-boolean", "NO"], "0", "boolean"),
-        (["-date", "2024-05-01T12:00:00Z"], "2024-05-01 12:00:00 +0000", "date"),
-        (["-date", "2024-05-01 12:00:00 +0000"], "2024-05-01 12:00:00 +0000", "date"),
-        (["-data", "0aFF"], "<0aff>", "data"),
-        (["-array", "a", "-int", "2"], "(\n    a,\n    2\n)", "array"),
-        (["-dict", "a", "-bool", "yes", "b", "x"], "{\n    a = 1;\n    b = x;\n}", "dictionary"),
-        (["(1, \"two words\", <00>)"], "(\n    1,\n    \"two words\",\n    <00>\n)", "array"),
-        (["{ k = v; }"], "{\n    k = v;\n}", "dictionary"),
-    ])
-    func everyTypeFlag(arguments: [String], printed: String, type: String) throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        let write = try cli.run(["write", "d", "k"] + arguments)
-        #expect(write.status == 0, "\(write.stderr)")
-        #expect(try cli.run("read", "d", "k").stdout == printed)
-        #expect(try cli.run("read-type", "d", "k").stdout == "Type is \(type)")
-    }
-
-    @Test func arrayAddAndDictAddExtendWhatIsStored() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "d", "list", "-array", "a")
-        try cli.run("write", "d", "list", "-array-add", "b", "-int", "3")
-        #expect(try cli.run("--json", "read", "d", "list").stdout == "[\n  \"a\",\n  \"b\",\n  3\n]")
-        try cli.run("write", "d", "map", "-dict-add", "x", "1")
-        try cli.run("write", "d", "map", "-dict-add", "y", "-float", "2.5")
-        #expect(try cli.run("--json", "read", "d", "map").stdout == "{\n  \"x\": \"1\",\n  \"y\": 2.5\n}")
-    }
-
-    @Test func writingAWholeDomainReplacesIt() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "d", "old", "gone")
-        #expect(try cli.run("write", "d", "{ a = 1; b = (x, y); }").status == 0)
-        #expect(
-            try cli.run("read", "d").stdout == "{\n    a = 1;\n    b = (\n        x,\n        y\n    );\n}")
-    }
-
-    @Test func deleteRenameDomainsAndFind() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "alpha", "volume", "-float", "0.5")
-        try cli.run("write", "alpha", "name", "Zhuo")
-        try cli.run("write", "beta", "greeting", "hello there")
-        #expect(try cli.run("domains").stdout == "alpha, beta")
-        #expect(try cli.run("--json", "domains").stdout == "[\n  \"alpha\",\n  \"beta\"\n]")
-
-        #expect(
-            try cli.run("find", "hello").stdout
-                == "Found 1 keys in domain 'beta': {\n    greeting = \"hello there\";\n}")
-        #expect(
-            try cli.run("find", "nothing-like-this").stdout
-                == "No domain, key, nor value containing 'nothing-like-this'")
-
-        #expect(try cli.run("rename", "alpha", "name", "user").status == 0)
-        #expect(try cli.run("read", "alpha", "user").stdout == "Zhuo")
-        #expect(try cli.run("read", "alpha", "name").status == 1)
-
-        #expect(try cli.run("delete", "alpha", "user").status == 0)
-        #expect(try cli.run("read", "alpha").stdout == "{\n    volume = 0.5;\n}")
-        #expect(try cli.run("delete", "beta").status == 0)
-        #expect(try cli.run("domains").stdout == "alpha")
-        let again = try cli.run("delete", "beta")
-        #expect(again.status == 1)
-        #expect(again.stderr.contains("Domain (beta) not found"))
-    }
-
-    @Test func missingDomainsAndKeysSayTheDomainDefaultPairDoesNotExist() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        let missingKey = try cli.run("read", "nowhere", "key")
-        #expect(missingKey.status == 1)
-        #expect(missingKey.stderr == "The domain/default pair of (nowhere, key) does not exist")
-        #expect(try cli.run("read-type", "nowhere", "key").status == 1)
-        #expect(try cli.run("read", "nowhere").status == 1)
-        #expect(try cli.run("domains").stdout == "", "reading creates nothing")
-    }
-
-    @Test(arguments: ["xml", "binary", "json"])
-    func exportThenImportRoundTrips(format: String) throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "source", "name", "Zhuo")
-        try cli.run("write", "source", "count", "-int", "3")
-        try cli.run("write", "source", "ratio", "-float", "0.25")
-        try cli.run("write", "source", "on", "-bool", "yes")
-        try cli.run("write", "source", "list", "-array", "a", "-int", "1")
-        if format != "json" {  // JSON has no dates or data; they travel as strings
-            try cli.run("write", "source", "when", "-date", "2024-05-01T12:00:00Z")
-            try cli.run("write", "source", "blob", "-data", "00ff")
+    /// End-to-end: the built `prefs` binary, on an isolated HOME/XDG_CONFIG_HOME.
+    @Suite struct CLITests {
+        @Test func writeThenReadOnTheDefaultStore() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            #expect(try cli.run("write", "com.example.demo", "greeting", "hello world").status == 0)
+            let read = try cli.run("read", "com.example.demo", "greeting")
+            #expect(read.status == 0)
+            #expect(read.stdout == "hello world")
+            // The domain is the file Preferences.standard of a program named com.example.demo uses.
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: cli.home.path + "/config/prefs/com.example.demo.sqlite"))
         }
-        let file = cli.home.appendingPathComponent("export.\(format)").path
-        #expect(try cli.run("export", "source", file, "--format", format).status == 0)
-        #expect(try cli.run("import", "copy", file).status == 0)
-        #expect(
-            try cli.run("--json", "read", "copy").stdout == (try cli.run("--json", "read", "source").stdout))
-        #expect(try cli.run("read-type", "copy", "count").stdout == "Type is integer")
 
-        // Through stdout and stdin too.
-        let exported = try cli.run("export", "source", "-", "--format=\(format)")
-        #expect(try cli.run("import", "piped", "-", input: exported.stdoutData).status == 0)
-        #expect(try cli.run("read", "piped").stdout == (try cli.run("read", "source").stdout))
-    }
-
-    @Test func jsonOutputForScripts() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "d", "when", "-date", "2024-05-01T12:00:00Z")
-        try cli.run("write", "d", "on", "-bool", "no")
-        #expect(
-            try cli.run("--json", "read", "d").stdout
-                == "{\n  \"on\": false,\n  \"when\": \"2024-05-01T12:00:00Z\"\n}")
-        #expect(try cli.run("--json", "read-type", "d", "on").stdout == "\"boolean\"")
-    }
-
-    @Test func helpDocumentsEveryVerbWithAnExample() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        let help = try cli.run("--help")
-        #expect(help.status == 0)
-        for verb in [
-            "read", "read-type", "write", "delete", "rename", "domains", "find", "export", "import", "watch",
-        ] {
-            #expect(help.stdout.contains("  \(verb)"), "\(verb) is listed")
-            let one = try cli.run("help", verb)
-            #expect(one.status == 0)
-            #expect(one.stdout.contains("example: prefs \(verb)"), "\(verb) has an example")
+        @Test(arguments: [
+            (["-string", "hello world"], "hello world", "string"),
+            (["plain text"], "plain text", "string"),
+            (["-int", "42"], "42", "integer"),
+            (["-integer", "-7"], "-7", "integer"),
+            (["-float", "0.5"], "0.5", "float"),
+            (["-bool", "true"], "1", "boolean"),
+            (["-boolean", "NO"], "0", "boolean"),
+            (["-date", "2024-05-01T12:00:00Z"], "2024-05-01 12:00:00 +0000", "date"),
+            (["-date", "2024-05-01 12:00:00 +0000"], "2024-05-01 12:00:00 +0000", "date"),
+            (["-data", "0aFF"], "<0aff>", "data"),
+            (["-array", "a", "-int", "2"], "(\n    a,\n    2\n)", "array"),
+            (["-dict", "a", "-bool", "yes", "b", "x"], "{\n    a = 1;\n    b = x;\n}", "dictionary"),
+            (["(1, \"two words\", <00>)"], "(\n    1,\n    \"two words\",\n    <00>\n)", "array"),
+            (["{ k = v; }"], "{\n    k = v;\n}", "dictionary"),
+        ])
+        func everyTypeFlag(arguments: [String], printed: String, type: String) throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let write = try cli.run(["write", "d", "k"] + arguments)
+            #expect(write.status == 0, "\(write.stderr)")
+            #expect(try cli.run("read", "d", "k").stdout == printed)
+            #expect(try cli.run("read-type", "d", "k").stdout == "Type is \(type)")
         }
-        #expect(help.stdout.contains("-array-add"))
+
+        @Test func arrayAddAndDictAddExtendWhatIsStored() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "d", "list", "-array", "a")
+            try cli.run("write", "d", "list", "-array-add", "b", "-int", "3")
+            #expect(try cli.run("--json", "read", "d", "list").stdout == "[\n  \"a\",\n  \"b\",\n  3\n]")
+            try cli.run("write", "d", "map", "-dict-add", "x", "1")
+            try cli.run("write", "d", "map", "-dict-add", "y", "-float", "2.5")
+            #expect(try cli.run("--json", "read", "d", "map").stdout == "{\n  \"x\": \"1\",\n  \"y\": 2.5\n}")
+        }
+
+        @Test func writingAWholeDomainReplacesIt() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "d", "old", "gone")
+            #expect(try cli.run("write", "d", "{ a = 1; b = (x, y); }").status == 0)
+            #expect(
+                try cli.run("read", "d").stdout
+                    == "{\n    a = 1;\n    b = (\n        x,\n        y\n    );\n}")
+        }
+
+        @Test func deleteRenameDomainsAndFind() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "alpha", "volume", "-float", "0.5")
+            try cli.run("write", "alpha", "name", "Zhuo")
+            try cli.run("write", "beta", "greeting", "hello there")
+            #expect(try cli.run("domains").stdout == "alpha, beta")
+            #expect(try cli.run("--json", "domains").stdout == "[\n  \"alpha\",\n  \"beta\"\n]")
+
+            #expect(
+                try cli.run("find", "hello").stdout
+                    == "Found 1 keys in domain 'beta': {\n    greeting = \"hello there\";\n}")
+            #expect(
+                try cli.run("find", "nothing-like-this").stdout
+                    == "No domain, key, nor value containing 'nothing-like-this'")
+
+            #expect(try cli.run("rename", "alpha", "name", "user").status == 0)
+            #expect(try cli.run("read", "alpha", "user").stdout == "Zhuo")
+            #expect(try cli.run("read", "alpha", "name").status == 1)
+
+            #expect(try cli.run("delete", "alpha", "user").status == 0)
+            #expect(try cli.run("read", "alpha").stdout == "{\n    volume = 0.5;\n}")
+            #expect(try cli.run("delete", "beta").status == 0)
+            #expect(try cli.run("domains").stdout == "alpha")
+            let again = try cli.run("delete", "beta")
+            #expect(again.status == 1)
+            #expect(again.stderr.contains("Domain (beta) not found"))
+        }
+
+        @Test func missingDomainsAndKeysSayTheDomainDefaultPairDoesNotExist() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let missingKey = try cli.run("read", "nowhere", "key")
+            #expect(missingKey.status == 1)
+            #expect(missingKey.stderr == "The domain/default pair of (nowhere, key) does not exist")
+            #expect(try cli.run("read-type", "nowhere", "key").status == 1)
+            #expect(try cli.run("read", "nowhere").status == 1)
+            #expect(try cli.run("domains").stdout == "", "reading creates nothing")
+        }
+
+        @Test(arguments: ["xml", "binary", "json"])
+        func exportThenImportRoundTrips(format: String) throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "source", "name", "Zhuo")
+            try cli.run("write", "source", "count", "-int", "3")
+            try cli.run("write", "source", "ratio", "-float", "0.25")
+            try cli.run("write", "source", "on", "-bool", "yes")
+            try cli.run("write", "source", "list", "-array", "a", "-int", "1")
+            if format != "json" {  // JSON has no dates or data; they travel as strings
+                try cli.run("write", "source", "when", "-date", "2024-05-01T12:00:00Z")
+                try cli.run("write", "source", "blob", "-data", "00ff")
+            }
+            let file = cli.home.appendingPathComponent("export.\(format)").path
+            #expect(try cli.run("export", "source", file, "--format", format).status == 0)
+            #expect(try cli.run("import", "copy", file).status == 0)
+            #expect(
+                try cli.run("--json", "read", "copy").stdout
+                    == (try cli.run("--json", "read", "source").stdout))
+            #expect(try cli.run("read-type", "copy", "count").stdout == "Type is integer")
+
+            // Through stdout and stdin too.
+            let exported = try cli.run("export", "source", "-", "--format=\(format)")
+            #expect(try cli.run("import", "piped", "-", input: exported.stdoutData).status == 0)
+            #expect(try cli.run("read", "piped").stdout == (try cli.run("read", "source").stdout))
+        }
+
+        @Test func jsonOutputForScripts() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "d", "when", "-date", "2024-05-01T12:00:00Z")
+            try cli.run("write", "d", "on", "-bool", "no")
+            #expect(
+                try cli.run("--json", "read", "d").stdout
+                    == "{\n  \"on\": false,\n  \"when\": \"2024-05-01T12:00:00Z\"\n}")
+            #expect(try cli.run("--json", "read-type", "d", "on").stdout == "\"boolean\"")
+        }
+
+        @Test func helpDocumentsEveryVerbWithAnExample() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let help = try cli.run("--help")
+            #expect(help.status == 0)
+            for verb in [
+                "read", "read-type", "write", "delete", "rename", "domains", "find", "export", "import",
+                "watch",
+            ] {
+                #expect(help.stdout.contains("  \(verb)"), "\(verb) is listed")
+                let one = try cli.run("help", verb)
+                #expect(one.status == 0)
+                #expect(one.stdout.contains("example: prefs \(verb)"), "\(verb) has an example")
+            }
+            #expect(help.stdout.contains("-array-add"))
+        }
+
+        @Test func watchSeesAnotherProcessesWrite() async throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            try cli.run("write", "live", "volume", "-float", "0.1")
+            let child = try cli.start(["watch", "live", "volume"])
+            let watcher = child.process
+            defer { if watcher.isRunning { watcher.terminate() } }
+            #expect(await eventually { child.currentStderr.contains("watching live volume") })
+
+            try cli.run("write", "live", "volume", "-float", "0.9")
+            try cli.run("write", "live", "other", "ignored")
+            try cli.run("delete", "live", "volume")
+            #expect(
+                await eventually { child.currentStdout == "volume = 0.9\nvolume deleted\n" },
+                "\(child.currentStdout)")
+            watcher.terminate()
+            watcher.waitUntilExit()
+            #expect(watcher.terminationStatus == 0, "SIGTERM ends watch cleanly")
+        }
+
+        @Test func userDefaultsStoreInteroperatesWithPlainFoundationBothWays() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let helper = "PrefsTestHelper"
+            // A suite of this test alone: on macOS, Foundation keeps suites in the real home folder.
+            let suite = "prefs.cli.tests.\(UUID().uuidString)"
+            // A plain Foundation program writes; prefs reads.
+            #expect(
+                try cli.run(
+                    "plain-write", suite, "fromFoundation", "string", "hi there", program: helper
+                ).status == 0)
+            #expect(
+                try cli.run("--store", "userdefaults", "read", suite, "fromFoundation").stdout
+                    == "hi there")
+            #expect(try cli.run("--store", "userdefaults", "domains").stdout.contains(suite))
+            // prefs writes; the plain Foundation program reads.
+            #expect(
+                try cli.run("--store", "userdefaults", "write", suite, "count", "-int", "12").status
+                    == 0
+            )
+            #expect(try cli.run("plain-read", suite, "count", "int", program: helper).stdout == "12")
+            #expect(
+                try cli.run("--store=userdefaults", "write", suite, "on", "-bool", "true").status
+                    == 0)
+            #expect(try cli.run("plain-read", suite, "on", "bool", program: helper).stdout == "true")
+        }
+
+        @Test func aSQLiteStoreGivenByPath() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let file = cli.home.appendingPathComponent("app.sqlite").path
+            #expect(try cli.run("--store", "sqlite:\(file)", "write", "app", "k", "-int", "1").status == 0)
+            #expect(try cli.run("--store", "sqlite:\(file)", "read", "app", "k").stdout == "1")
+            #expect(try cli.run("--store", "sqlite:\(file)", "domains").stdout == "app")
+            let folder = cli.home.appendingPathComponent("many").path
+            try cli.run("--store", "sqlite:\(folder)", "write", "one", "k", "v")
+            try cli.run("--store", "sqlite:\(folder)", "write", "two", "k", "v")
+            #expect(try cli.run("--store", "sqlite:\(folder)", "domains").stdout == "one, two")
+        }
     }
-
-    @Test func watchSeesAnotherProcessesWrite() async throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        try cli.run("write", "live", "volume", "-float", "0.1")
-        let (watcher, out, err) = try cli.start(["watch", "live", "volume"])
-        defer { if watcher.isRunning { watcher.terminate() } }
-        let collected = Collected()
-        out.fileHandleForReading.readabilityHandler = { collected.append(stdout: $0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { collected.append(stderr: $0.availableData) }
-        #expect(await eventually { collected.stderr.contains("watching live volume") })
-
-        try cli.run("write", "live", "volume", "-float", "0.9")
-        try cli.run("write", "live", "other", "ignored")
-        try cli.run("delete", "live", "volume")
-        #expect(
-            await eventually { collected.stdout == "volume = 0.9\nvolume deleted\n" }, "\(collected.stdout)")
-        watcher.terminate()
-        watcher.waitUntilExit()
-        #expect(watcher.terminationStatus == 0, "SIGTERM ends watch cleanly")
-    }
-
-    @Test func userDefaultsStoreInteroperatesWithPlainFoundationBothWays() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        let helper = "PrefsTestHelper"
-        // A plain Foundation program writes; prefs reads.
-        #expect(
-            try cli.run(
-                "plain-write", "shared.suite", "fromFoundation", "string", "hi there", program: helper
-            ).status == 0)
-        #expect(
-            try cli.run("--store", "userdefaults", "read", "shared.suite", "fromFoundation").stdout
-                == "hi there")
-        #expect(try cli.run("--store", "userdefaults", "domains").stdout.contains("shared.suite"))
-        // prefs writes; the plain Foundation program reads.
-        #expect(
-            try cli.run("--store", "userdefaults", "write", "shared.suite", "count", "-int", "12").status == 0
-        )
-        #expect(try cli.run("plain-read", "shared.suite", "count", "int", program: helper).stdout == "12")
-        #expect(
-            try cli.run("--store=userdefaults", "write", "shared.suite", "on", "-bool", "true").status == 0)
-        #expect(try cli.run("plain-read", "shared.suite", "on", "bool", program: helper).stdout == "true")
-    }
-
-    @Test func aSQLiteStoreGivenByPath() throws {
-        let cli = try CLI()
-        defer { cli.remove() }
-        let file = cli.home.appendingPathComponent("app.sqlite").path
-        #expect(try cli.run("--store", "sqlite:\(file)", "write", "app", "k", "-int", "1").status == 0)
-        #expect(try cli.run("--store", "sqlite:\(file)", "read", "app", "k").stdout == "1")
-        #expect(try cli.run("--store", "sqlite:\(file)", "domains").stdout == "app")
-        let folder = cli.home.appendingPathComponent("many").path
-        try cli.run("--store", "sqlite:\(folder)", "write", "one", "k", "v")
-        try cli.run("--store", "sqlite:\(folder)", "write", "two", "k", "v")
-        #expect(try cli.run("--store", "sqlite:\(folder)", "domains").stdout == "one, two")
-    }
-}
-
-/// Output gathered from a running process's pipes.
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
-
-    var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
-    var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
-    func append(stdout data: Data) { lock.withLock { out.append(data) } }
-    func append(stderr data: Data) { lock.withLock { err.append(data) } }
-}
+#endif

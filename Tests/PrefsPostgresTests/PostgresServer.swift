@@ -1,181 +1,149 @@
-import Foundation
-import Testing
+#if PREFS_POSTGRESQL && (os(macOS) || os(Linux))
+    import Foundation
+    import PrefsTestSupport
+    import Testing
 
-/// A throwaway PostgreSQL server for one test: `initdb` into a temporary folder, `pg_ctl start` listening on a Unix socket only, stopped and deleted afterwards.
-///
-/// As root, it runs as the `postgres` user (the server refuses to run as root).
-final class PostgresServer {
-    static let password = "s3cret-Pa55"
-
-    let folder: URL
-    let socketFolder: URL
-    private let binaries: URL
-    private let asPostgres: Bool
-
-    /// The `bin` folder of the newest installed PostgreSQL, or `nil`.
-    static var binaries: URL? {
-        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
-            let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
-            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
-                return bin
-            }
-        }
-        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-            let bin = URL(fileURLWithPath: String(folder))
-            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
-                return bin
-            }
-        }
-        return nil
-    }
-
-    /// Whether the tests can run here; with `CI=true` a missing server is a failure, not a skip.
-    static var isAvailable: Bool {
-        if binaries != nil { return true }
-        if ProcessInfo.processInfo.environment["CI"] == "true" {
-            Issue.record(
-                "PostgreSQL's server programs (initdb, pg_ctl) are missing, and CI=true: install postgresql")
-        } else {
-            print(
-                "PrefsPostgresTests: skipped: PostgreSQL's server programs (initdb, pg_ctl) are not installed"
-            )
-        }
-        return false
-    }
-
-    init() throws {
-        guard let binaries = Self.binaries else {
-            throw ServerError("PostgreSQL's server programs are not installed")
-        }
-        self.binaries = binaries
-        asPostgres = getuid() == 0
-        // Short paths: a Unix socket path must stay under ~100 bytes.
-        folder = URL(fileURLWithPath: "/tmp/pg-\(UUID().uuidString.prefix(8))")
-        socketFolder = folder.appendingPathComponent("s")
-        try FileManager.default.createDirectory(at: socketFolder, withIntermediateDirectories: true)
-        let passwordFile = folder.appendingPathComponent("pw")
-        try Data(Self.password.utf8).write(to: passwordFile)
-        if asPostgres { try run("/bin/chown", ["-R", "postgres:postgres", folder.path], asPostgres: false) }
-        try run(
-            binaries.appendingPathComponent("initdb").path,
-            [
-                "-D", folder.appendingPathComponent("data").path, "-U", "postgres", "--pwfile",
-                passwordFile.path,
-                "-A", "scram-sha-256", "--no-sync",
-            ])
-        try start()
-    }
-
-    /// `postgresql://postgres:PASSWORD@/postgres?host=SOCKET_FOLDER`.
-    var url: String {
-        "postgresql://postgres:\(Self.password)@/postgres?host=\(socketFolder.path)"
-    }
-
-    func url(password: String) -> String {
-        "postgresql://postgres:\(password)@/postgres?host=\(socketFolder.path)"
-    }
-
-    func start() throws {
-        try run(
-            binaries.appendingPathComponent("pg_ctl").path,
-            [
-                "-D", folder.appendingPathComponent("data").path, "-w", "-l",
-                folder.appendingPathComponent("log").path,
-                "-o", "-c listen_addresses='' -c unix_socket_directories='\(socketFolder.path)' -c fsync=off",
-                "start",
-            ])
-    }
-
-    func stop(mode: String = "fast") throws {
-        try run(
-            binaries.appendingPathComponent("pg_ctl").path,
-            ["-D", folder.appendingPathComponent("data").path, "-w", "-m", mode, "stop"])
-    }
-
-    func remove() {
-        try? stop(mode: "immediate")
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// Runs a server program to its end.
+    /// A throwaway PostgreSQL server for one test: `initdb` into a temporary folder, `pg_ctl start` listening on a Unix socket only, stopped and deleted afterwards.
     ///
-    /// Through `system()` and a shell that first closes every inherited descriptor above 2: the server that
-    /// `pg_ctl start` leaves running must not hold this process's pipes open (Foundation's `Process` would
-    /// then wait for it forever).
-    private func run(_ program: String, _ arguments: [String], asPostgres: Bool? = nil) throws {
-        let command = ([program] + arguments).map(Self.quote).joined(separator: " ")
-        let user = (asPostgres ?? self.asPostgres) ? "/usr/sbin/runuser -u postgres -- " : ""
-        let outputFile = folder.appendingPathComponent("command-output").path
-        let script = """
-            for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
-            exec \(user)\(command) </dev/null >\(Self.quote(outputFile)) 2>&1
-            """
-        let status = system("/bin/bash -c \(Self.quote(script))")
-        let text = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            throw ServerError("\((program as NSString).lastPathComponent) failed (status \(status)): \(text)")
+    /// As root, it runs as the `postgres` user (the server refuses to run as root).
+    final class PostgresServer {
+        static let password = "s3cret-Pa55"
+
+        let folder: URL
+        let socketFolder: URL
+        private let binaries: URL
+        private let asPostgres: Bool
+
+        /// The `bin` folder of the newest installed PostgreSQL, or `nil`.
+        static var binaries: URL? {
+            let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+            let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+            for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+                let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
+                if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
+                    return bin
+                }
+            }
+            for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+                let bin = URL(fileURLWithPath: String(folder))
+                if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
+                    return bin
+                }
+            }
+            return nil
+        }
+
+        /// Whether the tests can run here; with `CI=true` a missing server is a failure, not a skip.
+        static var isAvailable: Bool {
+            if binaries != nil { return true }
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record(
+                    "PostgreSQL's server programs (initdb, pg_ctl) are missing, and CI=true: install postgresql"
+                )
+            } else {
+                print(
+                    "PrefsPostgresTests: skipped: PostgreSQL's server programs (initdb, pg_ctl) are not installed"
+                )
+            }
+            return false
+        }
+
+        init() throws {
+            guard let binaries = Self.binaries else {
+                throw ServerError("PostgreSQL's server programs are not installed")
+            }
+            self.binaries = binaries
+            asPostgres = getuid() == 0
+            // Short paths: a Unix socket path must stay under ~100 bytes.
+            folder = URL(fileURLWithPath: "/tmp/pg-\(UUID().uuidString.prefix(8))")
+            socketFolder = folder.appendingPathComponent("s")
+            try FileManager.default.createDirectory(at: socketFolder, withIntermediateDirectories: true)
+            let passwordFile = folder.appendingPathComponent("pw")
+            try Data(Self.password.utf8).write(to: passwordFile)
+            if asPostgres {
+                try run("/bin/chown", ["-R", "postgres:postgres", folder.path], asPostgres: false)
+            }
+            try run(
+                binaries.appendingPathComponent("initdb").path,
+                [
+                    "-D", folder.appendingPathComponent("data").path, "-U", "postgres", "--pwfile",
+                    passwordFile.path,
+                    "-A", "scram-sha-256", "--no-sync",
+                ])
+            try start()
+        }
+
+        /// `postgresql://postgres:PASSWORD@/postgres?host=SOCKET_FOLDER`.
+        var url: String {
+            "postgresql://postgres:\(Self.password)@/postgres?host=\(socketFolder.path)"
+        }
+
+        func url(password: String) -> String {
+            "postgresql://postgres:\(password)@/postgres?host=\(socketFolder.path)"
+        }
+
+        func start() throws {
+            try run(
+                binaries.appendingPathComponent("pg_ctl").path,
+                [
+                    "-D", folder.appendingPathComponent("data").path, "-w", "-l",
+                    folder.appendingPathComponent("log").path,
+                    "-o",
+                    "-c listen_addresses='' -c unix_socket_directories='\(socketFolder.path)' -c fsync=off",
+                    "start",
+                ])
+        }
+
+        func stop(mode: String = "fast") throws {
+            try run(
+                binaries.appendingPathComponent("pg_ctl").path,
+                ["-D", folder.appendingPathComponent("data").path, "-w", "-m", mode, "stop"])
+        }
+
+        func remove() {
+            try? stop(mode: "immediate")
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        /// Runs a server program to its end.
+        ///
+        /// Through `system()` and a shell that first closes every inherited descriptor above 2: the server that
+        /// `pg_ctl start` leaves running must not hold this process's pipes open (Foundation's `Process` would
+        /// then wait for it forever).
+        private func run(_ program: String, _ arguments: [String], asPostgres: Bool? = nil) throws {
+            let command = ([program] + arguments).map(Self.quote).joined(separator: " ")
+            let user = (asPostgres ?? self.asPostgres) ? "/usr/sbin/runuser -u postgres -- " : ""
+            let outputFile = folder.appendingPathComponent("command-output").path
+            let script = """
+                for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
+                exec \(user)\(command) </dev/null >\(Self.quote(outputFile)) 2>&1
+                """
+            let status = system("/bin/bash -c \(Self.quote(script))")
+            let text = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
+            guard status == 0 else {
+                throw ServerError(
+                    "\((program as NSString).lastPathComponent) failed (status \(status)): \(text)")
+            }
+        }
+
+        private static func quote(_ text: String) -> String {
+            "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }
     }
 
-    private static func quote(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    struct ServerError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
-}
 
-struct ServerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Runs the test helper executable (built beside the tests).
-enum Helper {
-    /// An executable of this package, built into the same products folder as the tests.
-    static func binary(_ name: String) -> URL {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        for _ in 0..<4 {
-            folder.deleteLastPathComponent()
-            let candidate = folder.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    /// Runs the package's executables (the test helper unless another is named).
+    enum Helper {
+        static func start(_ arguments: [String], program: String = "PrefsTestHelper") throws -> ChildProcess {
+            try ChildProcess.start(Products.executable(program), arguments)
         }
-        return folder.appendingPathComponent(name)
-    }
 
-    static func start(_ arguments: [String], program: String = "PrefsTestHelper") throws -> (
-        Process, Pipe, Pipe
-    ) {
-        let process = Process()
-        process.executableURL = binary(program)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
+        static func run(_ arguments: [String], program: String = "PrefsTestHelper") throws -> ChildOutput {
+            try start(arguments, program: program).finish()
+        }
     }
-
-    static func run(_ arguments: [String], program: String = "PrefsTestHelper") throws -> (
-        status: Int32, stdout: String, stderr: String
-    ) {
-        let (process, out, err) = try start(arguments, program: program)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: stdout, as: UTF8.self),
-            String(decoding: stderr, as: UTF8.self)
-        )
-    }
-}
-
-/// Waits until `condition` holds, for at most `seconds`.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
+#endif

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 /// Many tasks on one store at once.

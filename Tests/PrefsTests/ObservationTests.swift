@@ -1,17 +1,10 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
 
 /// Waits until `condition` holds, for at most `seconds`; observers are called asynchronously.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
 
 func observerCount(_ store: any PreferenceStore) -> Int {
     switch store {

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -69,15 +70,17 @@ final class Clashing: PreferenceGroup {
         #expect(prefs.storedKeys == ["unrelated"], "only the group's keys are removed")
     }
 
-    @Test func twoPropertiesOnOneKeyStopTheProgramNamingBoth() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Clashing(preferences: Preferences(store: MemoryStore()))
+    #if os(macOS) || os(Linux)
+        @Test func twoPropertiesOnOneKeyStopTheProgramNamingBoth() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = Clashing(preferences: Preferences(store: MemoryStore()))
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(
+                message.contains("the properties 'count' and 'total' are both stored under the key 'count'"),
+                "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(
-            message.contains("the properties 'count' and 'total' are both stored under the key 'count'"),
-            "\(message)")
-    }
+    #endif
 
     @Test func withObservationTrackingSeesAPropertyChange() async {
         let settings = Settings(preferences: IssueRecorder().preferences())

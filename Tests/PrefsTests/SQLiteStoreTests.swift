@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -44,7 +45,7 @@ func integrityCheck(_ path: String) throws -> String {
         #expect(reopened["date"] == values["date"])
         #expect(reopened["nested"] == values["nested"])
         #expect(reopened["key\u{0}with nul"] == .bool(true))
-        guard case .double(let nan) = reopened["nan"] else { throw Failure("nan lost") }
+        guard case .double(let nan) = reopened["nan"] else { throw TestFailure("nan lost") }
         #expect(nan.isNaN)
     }
 
@@ -163,121 +164,124 @@ func integrityCheck(_ path: String) throws -> String {
         #expect(reopened.snapshot() == ["good": .string("good")])
     }
 
-    @Test func aReadOnlyFileThrowsOnWriteAndKeepsItsData() throws {
-        let folder = try ReadOnlyFolder()
-        defer { folder.remove() }
-        let path = folder.url.appendingPathComponent("prefs.sqlite").path
-        do {
+    #if os(macOS) || os(Linux)
+        @Test func aReadOnlyFileThrowsOnWriteAndKeepsItsData() throws {
+            let folder = try ReadOnlyFolder()
+            defer { folder.remove() }
+            let path = folder.url.appendingPathComponent("prefs.sqlite").path
+            do {
+                let store = try SQLiteStore(path: path)
+                try store.setValue(.string("kept"), forKey: "name")
+            }
+            try folder.makeReadOnly()
             let store = try SQLiteStore(path: path)
+            #expect(store.value(forKey: "name") == .string("kept"))
+            #expect {
+                try store.setValue(.string("lost"), forKey: "name")
+            } throws: { error in
+                guard let error = error as? SQLiteStoreError else { return false }
+                return error.kind == .readOnly || error.kind == .cannotOpen
+            }
+            #expect(store.value(forKey: "name") == .string("kept"))
+            try folder.makeWritable()
+            #expect(try SQLiteStore(path: path).value(forKey: "name") == .string("kept"))
+        }
+    #endif
+
+    #if os(macOS) || os(Linux)
+        @Test(
+            .enabled(
+                if: getuid() == 0,
+                "a full disk is made with a small tmpfs, which needs root (CI runs as root)"))
+        func aFullDiskThrowsOnWriteAndKeepsWhatWasStored() throws {
+            let folder = try ReadOnlyFolder(sizeLimit: "256k")
+            defer { folder.remove() }
+            let store = try SQLiteStore(path: folder.url.appendingPathComponent("prefs.sqlite").path)
             try store.setValue(.string("kept"), forKey: "name")
-        }
-        try folder.makeReadOnly()
-        let store = try SQLiteStore(path: path)
-        #expect(store.value(forKey: "name") == .string("kept"))
-        #expect {
-            try store.setValue(.string("lost"), forKey: "name")
-        } throws: { error in
-            guard let error = error as? SQLiteStoreError else { return false }
-            return error.kind == .readOnly || error.kind == .cannotOpen
-        }
-        #expect(store.value(forKey: "name") == .string("kept"))
-        try folder.makeWritable()
-        #expect(try SQLiteStore(path: path).value(forKey: "name") == .string("kept"))
-    }
-
-    @Test(
-        .enabled(
-            if: getuid() == 0, "a full disk is made with a small tmpfs, which needs root (CI runs as root)"))
-    func aFullDiskThrowsOnWriteAndKeepsWhatWasStored() throws {
-        let folder = try ReadOnlyFolder(sizeLimit: "256k")
-        defer { folder.remove() }
-        let store = try SQLiteStore(path: folder.url.appendingPathComponent("prefs.sqlite").path)
-        try store.setValue(.string("kept"), forKey: "name")
-        let big = PropertyListValue.data(Data(repeating: 7, count: 64 * 1024))
-        var failure: (any Error)?
-        for index in 0..<64 {
-            do { try store.setValue(big, forKey: "big\(index)") } catch {
-                failure = error
-                break
+            let big = PropertyListValue.data(Data(repeating: 7, count: 64 * 1024))
+            var failure: (any Error)?
+            for index in 0..<64 {
+                do { try store.setValue(big, forKey: "big\(index)") } catch {
+                    failure = error
+                    break
+                }
             }
+            let error = try #require(failure as? SQLiteStoreError, "a full disk must throw")
+            #expect(error.kind == .diskFull, "\(error)")
+            #expect(store.value(forKey: "name") == .string("kept"))
+            #expect(try integrityCheck(store.path) == "ok")
         }
-        let error = try #require(failure as? SQLiteStoreError, "a full disk must throw")
-        #expect(error.kind == .diskFull, "\(error)")
-        #expect(store.value(forKey: "name") == .string("kept"))
-        #expect(try integrityCheck(store.path) == "ok")
-    }
+    #endif
 }
 
-/// A folder that can be made read-only (or that lives on a small file system), for write-failure tests.
-///
-/// As root, permissions do not stop writes, so it mounts a small tmpfs and remounts it read-only; otherwise
-/// it uses permissions.
-struct ReadOnlyFolder {
-    let url: URL
-    let isMount: Bool
+#if os(macOS) || os(Linux)
+    /// A folder that can be made read-only (or that lives on a small file system), for write-failure tests.
+    ///
+    /// As root, permissions do not stop writes, so it mounts a small tmpfs and remounts it read-only; otherwise
+    /// it uses permissions.
+    struct ReadOnlyFolder {
+        let url: URL
+        let isMount: Bool
 
-    init(sizeLimit: String? = nil) throws {
-        url = TestFiles.folder.appendingPathComponent("ro-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        let isRoot = getuid() == 0
-        if isRoot || sizeLimit != nil {
-            let mount = try Self.shell(
-                "mount", "-t", "tmpfs", "-o", "size=\(sizeLimit ?? "1m")", "tmpfs", url.path)
-            guard mount == 0 else {
-                throw Failure(
-                    "cannot mount a tmpfs at \(url.path) (needs root and CAP_SYS_ADMIN); this test needs one")
-            }
-            isMount = true
-        } else {
-            isMount = false
-        }
-    }
-
-    func makeReadOnly() throws {
-        if isMount {
-            guard try Self.shell("mount", "-o", "remount,ro", url.path) == 0 else {
-                throw Failure("remount ro failed")
-            }
-        } else {
-            for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
-                try FileManager.default.setAttributes(
-                    [.posixPermissions: 0o400], ofItemAtPath: url.appendingPathComponent(item).path)
-            }
-            try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: url.path)
-        }
-    }
-
-    func makeWritable() throws {
-        if isMount {
-            guard try Self.shell("mount", "-o", "remount,rw", url.path) == 0 else {
-                throw Failure("remount rw failed")
-            }
-        } else {
-            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: url.path)
-            for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
-                try FileManager.default.setAttributes(
-                    [.posixPermissions: 0o600], ofItemAtPath: url.appendingPathComponent(item).path)
+        init(sizeLimit: String? = nil) throws {
+            url = TestFiles.folder.appendingPathComponent("ro-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            let isRoot = getuid() == 0
+            if isRoot || sizeLimit != nil {
+                let mount = try Self.shell(
+                    "mount", "-t", "tmpfs", "-o", "size=\(sizeLimit ?? "1m")", "tmpfs", url.path)
+                guard mount == 0 else {
+                    throw TestFailure(
+                        "cannot mount a tmpfs at \(url.path) (needs root and CAP_SYS_ADMIN); this test needs one"
+                    )
+                }
+                isMount = true
+            } else {
+                isMount = false
             }
         }
-    }
 
-    func remove() {
-        if isMount { _ = try? Self.shell("umount", "-l", url.path) }
-        try? FileManager.default.removeItem(at: url)
-    }
+        func makeReadOnly() throws {
+            if isMount {
+                guard try Self.shell("mount", "-o", "remount,ro", url.path) == 0 else {
+                    throw TestFailure("remount ro failed")
+                }
+            } else {
+                for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                    try FileManager.default.setAttributes(
+                        [.posixPermissions: 0o400], ofItemAtPath: url.appendingPathComponent(item).path)
+                }
+                try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: url.path)
+            }
+        }
 
-    static func shell(_ arguments: String...) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
+        func makeWritable() throws {
+            if isMount {
+                guard try Self.shell("mount", "-o", "remount,rw", url.path) == 0 else {
+                    throw TestFailure("remount rw failed")
+                }
+            } else {
+                try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: url.path)
+                for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                    try FileManager.default.setAttributes(
+                        [.posixPermissions: 0o600], ofItemAtPath: url.appendingPathComponent(item).path)
+                }
+            }
+        }
 
-struct Failure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+        func remove() {
+            if isMount { _ = try? Self.shell("umount", "-l", url.path) }
+            try? FileManager.default.removeItem(at: url)
+        }
+
+        static func shell(_ arguments: String...) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+#endif

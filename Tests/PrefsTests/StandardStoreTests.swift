@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -18,22 +19,11 @@ import Testing
         @Test func withoutXDGConfigHomeItIsUnderHomeDotConfig() throws {
             let home = try Helper.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: home) }
-            let process = Process()
-            process.executableURL = Helper.executable
-            process.arguments = ["standard-write", "k", "v"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["XDG_CONFIG_HOME"] = nil
-            environment["HOME"] = home.path
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            #expect(
-                printed.trimmingCharacters(in: .whitespacesAndNewlines) == home.path
-                    + "/.config/prefs/PrefsTestHelper.sqlite")
+            let output = try ChildProcess.run(
+                Helper.executable, ["standard-write", "k", "v"],
+                environment: ["XDG_CONFIG_HOME": nil, "HOME": home.path])
+            #expect(output.status == 0)
+            #expect(output.stdout == home.path + "/.config/prefs/PrefsTestHelper.sqlite")
         }
     #endif
 

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 extension Preferences.Keys {
@@ -77,11 +78,13 @@ extension Preferences.Keys {
         #expect(prefs.store.value(forKey: "theme") == .string("light"))
     }
 
-    @Test func emptyKeyNameIsAProgrammingError() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Preferences.Key<Int>("", default: 0)
+    #if os(macOS) || os(Linux)
+        @Test func emptyKeyNameIsAProgrammingError() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = Preferences.Key<Int>("", default: 0)
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("the name must not be empty"), "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("the name must not be empty"), "\(message)")
-    }
+    #endif
 }

@@ -72,12 +72,14 @@ extension PropertyListValue {
     /// real preference, few enough that reading a value can never exhaust a thread's stack.
     ///
     /// Every write is checked against it (``checkNesting()``) and every reader accepts it, so a
-    /// value one store or process accepts, every other one reads.
+    /// value one store or process accepts, every other one reads. (Foundation on Linux cannot read
+    /// back a `UserDefaults` file nested 513 levels deep, the domain's dictionary included, and then
+    /// loses the whole domain: the limit stays well below that.)
     ///
     /// ```swift
-    /// PropertyListValue.maximumNestingDepth  // 512
+    /// PropertyListValue.maximumNestingDepth  // 256
     /// ```
-    public static let maximumNestingDepth = 512
+    public static let maximumNestingDepth = 256
 
     /// Throws ``ValueCodingError/nestedTooDeeply(limit:)`` when arrays and dictionaries nest
     /// deeper than ``maximumNestingDepth``.

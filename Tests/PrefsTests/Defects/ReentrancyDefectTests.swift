@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -7,24 +8,28 @@ import Testing
 /// misuse, reads inside a transaction work, and a cycle across two stores fails after the
 /// timeout instead of hanging forever.
 @Suite struct ReentrancyDefectTests {
-    @Test func updateInsideUpdateOnOneSQLiteStoreStopsWithAMessage() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let prefs = Preferences(store: try! SQLiteStore(path: TestFiles.uniquePath()))
-            try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+    #if os(macOS) || os(Linux)
+        @Test func updateInsideUpdateOnOneSQLiteStoreStopsWithAMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let prefs = Preferences(store: try! SQLiteStore(path: TestFiles.uniquePath()))
+                try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("inside a transaction"), "\(message)")
+            #expect(message.contains("SQLiteStore("), "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("inside a transaction"), "\(message)")
-        #expect(message.contains("SQLiteStore("), "\(message)")
-    }
+    #endif
 
-    @Test func aSubscriptWriteInsideUpdateOnAMemoryStoreStopsWithAMessage() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let prefs = Preferences(store: MemoryStore())
-            try? prefs.update { _ in prefs[.volume] = 1 }
+    #if os(macOS) || os(Linux)
+        @Test func aSubscriptWriteInsideUpdateOnAMemoryStoreStopsWithAMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let prefs = Preferences(store: MemoryStore())
+                try? prefs.update { _ in prefs[.volume] = 1 }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("a write on MemoryStore inside a transaction"), "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("a write on MemoryStore inside a transaction"), "\(message)")
-    }
+    #endif
 
     /// `flush()` inside `update` has nothing left to do: the update commits the queued writes.
     @Test func flushInsideUpdateReturns() throws {
@@ -40,24 +45,29 @@ import Testing
         #expect(reader.value(forKey: "launchCount") == .integer(2))
     }
 
-    @Test func aDeferredWriteInsideUpdateStopsWithAMessage() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let store = try! SQLiteStore(
-                path: TestFiles.uniquePath(), options: .init(durability: .deferred(maxDelay: .seconds(5))))
-            try? Preferences(store: store).update { _ in try? store.setValue(.integer(1), forKey: "k") }
+    #if os(macOS) || os(Linux)
+        @Test func aDeferredWriteInsideUpdateStopsWithAMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let store = try! SQLiteStore(
+                    path: TestFiles.uniquePath(), options: .init(durability: .deferred(maxDelay: .seconds(5)))
+                )
+                try? Preferences(store: store).update { _ in try? store.setValue(.integer(1), forKey: "k") }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("inside a transaction"), "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("inside a transaction"), "\(message)")
-    }
+    #endif
 
-    @Test func updateInsideUpdateOnUserDefaultsStopsWithAMessage() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let prefs = Preferences(store: TestDefaults.makeStore())
-            try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+    #if os(macOS) || os(Linux)
+        @Test func updateInsideUpdateOnUserDefaultsStopsWithAMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let prefs = Preferences(store: TestDefaults.makeStore())
+                try? prefs.update { _ in try? prefs.update { p in p[.volume] = 1 } }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("inside a transaction"), "\(message)")
         }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("inside a transaction"), "\(message)")
-    }
+    #endif
 
     /// Reading through another handle inside `update` is allowed on every store (it used to hang
     /// on the memory store).

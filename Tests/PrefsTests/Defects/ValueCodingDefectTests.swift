@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -53,6 +54,14 @@ private struct Mixed: Codable, Equatable {
         if let sqlite = store as? SQLiteStore {
             #expect(try SQLiteStore(path: sqlite.path).value(forKey: "deep") == deepest)
         }
+        #if !canImport(Darwin)
+            // Foundation on Linux must be able to read its own file back, or the whole domain
+            // reads as empty after it reloads (it could not at 512 levels).
+            if let defaults = store as? UserDefaultsStore, let suite = defaults.domainName {
+                let file = try Data(contentsOf: URL(fileURLWithPath: suite + ".plist"))
+                #expect((try? PropertyListSerialization.propertyList(from: file, format: nil)) != nil)
+            }
+        #endif
     }
 
     /// Item 4: one level deeper is refused by every store with a typed error, and what was stored

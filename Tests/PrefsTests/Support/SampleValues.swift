@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 
 enum Theme: String, PreferenceValue, CaseIterable {
     case system, light, dark

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 import Testing
 
 @testable import Prefs
@@ -98,66 +99,26 @@ final class FailingStore: PreferenceStore {
     }
 }
 
-/// Runs the PrefsTestHelper executable, built into the same products folder as the tests.
-enum Helper {
-    static var executable: URL {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        // Walk up from the test runner (or the .xctest bundle inside it) to the products folder.
-        for _ in 0..<4 {
-            folder.deleteLastPathComponent()
-            let candidate = folder.appendingPathComponent("PrefsTestHelper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+#if os(macOS) || os(Linux)
+    /// Runs the PrefsTestHelper executable, built into the same products folder as the tests.
+    enum Helper {
+        static var executable: URL { Products.executable("PrefsTestHelper") }
+
+        /// Starts the helper; `configHome` becomes its `XDG_CONFIG_HOME`.
+        static func start(_ arguments: [String], configHome: URL? = nil) throws -> ChildProcess {
+            try ChildProcess.start(
+                executable, arguments, environment: configHome.map { ["XDG_CONFIG_HOME": $0.path] } ?? [:])
         }
-        return folder.appendingPathComponent("PrefsTestHelper")
-    }
 
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+        static func run(_ arguments: [String], configHome: URL? = nil) throws -> ChildOutput {
+            try start(arguments, configHome: configHome).finish()
+        }
 
-    /// A started helper: its process and the pipes of its output.
-    struct Running {
-        let process: Process
-        let out: Pipe
-        let err: Pipe
-
-        /// Waits for the exit (or for the kill to take effect) and collects the output.
-        func finish() -> Output {
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Output(
-                status: process.terminationStatus,
-                stdout: String(decoding: stdout, as: UTF8.self).trimmingCharacters(
-                    in: .whitespacesAndNewlines),
-                stderr: String(decoding: stderr, as: UTF8.self))
+        static func temporaryFolder() throws -> URL {
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("prefs-helper-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return folder
         }
     }
-
-    static func start(_ arguments: [String], configHome: URL? = nil) throws -> Running {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        if let configHome { environment["XDG_CONFIG_HOME"] = configHome.path }
-        process.environment = environment
-        let running = Running(process: process, out: Pipe(), err: Pipe())
-        process.standardOutput = running.out
-        process.standardError = running.err
-        try process.run()
-        return running
-    }
-
-    static func run(_ arguments: [String], configHome: URL? = nil) throws -> Output {
-        try start(arguments, configHome: configHome).finish()
-    }
-
-    static func temporaryFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("prefs-helper-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-}
+#endif
