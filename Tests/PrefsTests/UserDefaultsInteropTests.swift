@@ -7,7 +7,7 @@ import Testing
     @Test func plainUserDefaultsReadsWhatTheStoreWrote() throws {
         let suite = TestDefaults.uniqueSuiteName()
         let plain = try #require(UserDefaults(suiteName: suite))
-        let prefs = IssueRecorder().preferences(UserDefaultsStore(suiteName: suite))
+        let prefs = IssueRecorder().preferences(try UserDefaultsStore(suiteName: suite))
         prefs[.volume] = 0.8
         prefs[.username] = "Zhuo"
         prefs[.launchCount] = 7
@@ -34,7 +34,7 @@ import Testing
         plain.set(Date(timeIntervalSince1970: 1000), forKey: "when")
 
         let issues = IssueRecorder()
-        let prefs = issues.preferences(UserDefaultsStore(suiteName: suite))
+        let prefs = issues.preferences(try UserDefaultsStore(suiteName: suite))
         #expect(prefs[.volume] == 0.25)
         #expect(prefs[.username] == "Xiaobing")
         #expect(prefs[.launchCount] == 12)

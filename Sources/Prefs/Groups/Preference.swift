@@ -100,8 +100,18 @@ final class PreferenceSlot: @unchecked Sendable {
     }
 
     func key<Value: PreferenceValue>(_ type: Value.Type) -> Preferences.Key<Value> {
-        // Bound in `PreferenceGroup.init` for every @Preference property.
-        key as! Preferences.Key<Value>
+        // Bound in `PreferenceGroup.init` for every @Preference property that reflection finds.
+        guard let key = key as? Preferences.Key<Value> else {
+            preconditionFailure(
+                """
+                Prefs: a @Preference property of a PreferenceGroup has no key: reflection did not \
+                find the group's properties when it was created. Is the program built with \
+                reflection metadata stripped (-disable-reflection-metadata, or Xcode's \
+                SWIFT_REFLECTION_METADATA_LEVEL = none)? PreferenceGroup needs it; give the \
+                property an explicit key and build with reflection metadata, or use typed keys.
+                """)
+        }
+        return key
     }
 
     /// Remembers how to announce a change of this property to observers, when another handle or

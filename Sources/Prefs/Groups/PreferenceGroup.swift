@@ -20,8 +20,12 @@ import Observation
 ///
 /// A group is `Observable`: `withObservationTracking` (and SwiftUI) see a property change, whether
 /// it is made through the group or through any handle on the same store (or another process, for
-/// stores that watch other processes). Changes made elsewhere are announced on the store's
-/// delivery queue, once the property has been read through the group.
+/// stores that watch other processes). Changes made elsewhere are announced once the property has
+/// been read through the group: on the main queue where SwiftUI exists (Apple platforms), on the
+/// store's delivery queue elsewhere.
+///
+/// The keys come from reflection (`Mirror`): a program built with reflection metadata stripped
+/// cannot use groups, and stops with a message saying so at the first property access.
 open class PreferenceGroup: Observable {
     /// The preferences the properties are stored in.
     public let preferences: Preferences
@@ -45,7 +49,14 @@ open class PreferenceGroup: Observable {
         bindProperties()
         let slots = slotsByKey
         storeObservation = preferences.store.observe { change in
-            for key in change.values.keys { slots[key]?.announceChange() }
+            let changed = change.values.keys.compactMap { slots[$0] }
+            guard !changed.isEmpty else { return }
+            #if canImport(SwiftUI)
+                // SwiftUI expects the Observation changes it renders from on the main actor.
+                DispatchQueue.main.async { for slot in changed { slot.announceChange() } }
+            #else
+                for slot in changed { slot.announceChange() }
+            #endif
         }
     }
 

@@ -43,23 +43,51 @@ extension SQLiteStore {
         Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
-    /// Where the default store of a domain lives on Linux:
-    /// `$XDG_CONFIG_HOME/prefs/<domain>.sqlite`, with `XDG_CONFIG_HOME` defaulting to `~/.config`.
+    /// Where a store of a domain lives by default: on Linux
+    /// `$XDG_CONFIG_HOME/prefs/<domain>.sqlite` (`XDG_CONFIG_HOME` defaulting to `~/.config`); on
+    /// Apple platforms `<Application Support>/prefs/<domain>.sqlite`, inside the app's container
+    /// when it is sandboxed (as on iOS).
     ///
     /// ```swift
     /// SQLiteStore.defaultPath(domain: "myserver")  // "/home/me/.config/prefs/myserver.sqlite"
     /// ```
     public static func defaultPath(domain: String = defaultDomain) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let configHome: String
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            configHome = xdg
-        } else {
-            configHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        #if canImport(Darwin)
+            let support =
+                FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path
+                ?? NSHomeDirectory() + "/Library/Application Support"
+            return "\(support)/prefs/\(fileName(domain))"
+        #else
+            let environment = ProcessInfo.processInfo.environment
+            let configHome: String
+            if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+                configHome = xdg
+            } else {
+                configHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            }
+            return "\(configHome)/prefs/\(fileName(domain))"
+        #endif
+    }
+
+    #if canImport(Darwin)
+        /// Where a store shared by an app and its extensions (widgets, share extensions …) lives:
+        /// `<App Group container>/Library/Application Support/prefs/<domain>.sqlite`; `nil` when
+        /// the app does not have the App Group entitlement.
+        ///
+        /// ```swift
+        /// let path = SQLiteStore.defaultPath(appGroup: "group.com.example.app")!
+        /// let shared = Preferences(store: try SQLiteStore(path: path))
+        /// ```
+        public static func defaultPath(appGroup: String, domain: String = defaultDomain) -> String? {
+            guard let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup)
+            else { return nil }
+            return container.path + "/Library/Application Support/prefs/\(fileName(domain))"
         }
-        // A domain is a file name: keep it from naming another folder.
-        let fileName = domain.replacingOccurrences(of: "/", with: "_")
-        return "\(configHome)/prefs/\(fileName).sqlite"
+    #endif
+
+    /// A domain as a file name: it must not name another folder.
+    private static func fileName(_ domain: String) -> String {
+        domain.replacingOccurrences(of: "/", with: "_") + ".sqlite"
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 /// values, so programs that use `UserDefaults` directly read them, and the other way round.
 ///
 /// ```swift
-/// let prefs = Preferences(store: UserDefaultsStore(suiteName: "group.example"))
+/// let prefs = Preferences(store: try UserDefaultsStore(suiteName: "group.example"))
 /// prefs[.volume] = 0.8  // `UserDefaults(suiteName: "group.example")?.double(forKey: "volume")` is 0.8
 /// ```
 ///
@@ -46,16 +46,18 @@ public final class UserDefaultsStore: PreferenceStore {
         UserDefaults.standard,
         domainName: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
 
-    /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux);
-    /// `nil` for the standard defaults.
+    /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
+    ///
+    /// Throws ``UserDefaultsSuiteError`` when Foundation cannot open the suite (Apple platforms
+    /// refuse the app's own bundle identifier and `NSGlobalDomain` as suite names): use
+    /// ``standard`` for the app's own domain.
     ///
     /// ```swift
-    /// let store = UserDefaultsStore(suiteName: "group.example")
+    /// let store = try UserDefaultsStore(suiteName: "group.example")
     /// ```
-    public convenience init(suiteName: String?) {
-        guard let suiteName, let defaults = UserDefaults(suiteName: suiteName) else {
-            self.init(UserDefaults.standard, domainName: UserDefaultsStore.standard.domainName)
-            return
+    public convenience init(suiteName: String) throws {
+        guard suiteName != Bundle.main.bundleIdentifier, let defaults = UserDefaults(suiteName: suiteName) else {
+            throw UserDefaultsSuiteError(suiteName: suiteName)
         }
         self.init(defaults, domainName: suiteName)
     }
@@ -184,8 +186,10 @@ public final class UserDefaultsStore: PreferenceStore {
             return true
         }
         guard isNew else { return }
+        // Only this store's own `UserDefaults` object: any other write in the app would otherwise
+        // cost a copy of the whole domain.
         let token = NotificationCenter.default.addObserver(
-            forName: UserDefaults.didChangeNotification, object: nil, queue: nil
+            forName: UserDefaults.didChangeNotification, object: defaults, queue: nil
         ) { [weak self] _ in
             self?.publishRawWrites()
         }
@@ -193,6 +197,10 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     private func publishRawWrites() {
+        // Apple posts the notification synchronously on the writing thread, once per `set`: during
+        // this store's own write of several keys the domain is half-written. Those writes are
+        // published by the write itself, once, when complete.
+        guard !writeLock.isHeldByCurrentThread else { return }
         let current = snapshot()
         let changed: [StoreKey: PropertyListValue?] = knownDomain.withLock { known in
             guard let previous = known else { return [:] }
@@ -302,5 +310,20 @@ public struct UserDefaultsWriteError: Error, CustomStringConvertible {
     /// A one-line explanation.
     public var description: String {
         "Foundation could not write the domain \(domain ?? "(standard)") to disk (synchronize() failed)"
+    }
+}
+
+/// Foundation could not open a `UserDefaults` suite.
+///
+/// ```swift
+/// do { _ = try UserDefaultsStore(suiteName: Bundle.main.bundleIdentifier!) } catch { print(error) }
+/// ```
+public struct UserDefaultsSuiteError: Error, CustomStringConvertible {
+    /// The suite name that was refused.
+    public let suiteName: String
+
+    /// A one-line explanation.
+    public var description: String {
+        "UserDefaults cannot open the suite \(String(reflecting: suiteName)) (a suite name may not be the app's own bundle identifier or NSGlobalDomain; use UserDefaultsStore.standard for the app's own domain)"
     }
 }

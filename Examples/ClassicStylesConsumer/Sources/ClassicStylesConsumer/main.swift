@@ -23,7 +23,7 @@ var failures = 0
 let suite = (NSTemporaryDirectory() as NSString).appendingPathComponent(
     "prefs.classic.\(ProcessInfo.processInfo.processIdentifier)")
 let plain = UserDefaults(suiteName: suite)!
-let prefs = Preferences(store: UserDefaultsStore(suiteName: suite))
+let prefs = Preferences(store: try UserDefaultsStore(suiteName: suite))
 
 // 1. Enum-case keys, namespaced by the type.
 Account.name.store("Zhuo", in: prefs)

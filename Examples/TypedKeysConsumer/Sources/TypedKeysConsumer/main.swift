@@ -46,7 +46,7 @@ var failures = 0
 // An absolute path: Foundation keeps the suite in that file, not in the user's ~/.config.
 let suite = (NSTemporaryDirectory() as NSString).appendingPathComponent(
     "prefs.consumer.\(ProcessInfo.processInfo.processIdentifier)")
-let stores: [any PreferenceStore] = [MemoryStore(), UserDefaultsStore(suiteName: suite)]
+let stores: [any PreferenceStore] = [MemoryStore(), try UserDefaultsStore(suiteName: suite)]
 for store in stores {
     let prefs = Preferences(store: store)
     prefs.removeAll()

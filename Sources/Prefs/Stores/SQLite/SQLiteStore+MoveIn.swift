@@ -28,15 +28,28 @@ extension SQLiteStore {
     ///
     /// A key the store already has keeps the store's value. A value that is not a property-list
     /// value (nothing Prefs can store) makes the whole move throw, with nothing copied. The domain
-    /// itself is left as it is.
+    /// itself is left as it is. The app's own bundle identifier reads `UserDefaults.standard`; a
+    /// domain that does not exist, or is empty, copies nothing and is not marked as moved (a
+    /// later call moves what appears); one Foundation cannot open throws.
     @discardableResult
     public func moveIn(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
         -> MoveInReport
     {
-        let objects = (defaults ?? UserDefaults(suiteName: domain))?.persistentDomain(forName: domain) ?? [:]
+        // The app's own domain is `UserDefaults.standard`'s: Apple platforms refuse it as a suite name.
+        guard
+            let source = defaults
+                ?? (domain == Bundle.main.bundleIdentifier ? UserDefaults.standard : UserDefaults(suiteName: domain))
+        else {
+            throw SQLiteStoreError(
+                path: path, kind: .other, detail: "cannot move in: \(UserDefaultsSuiteError(suiteName: domain))")
+        }
+        // No such domain (yet), or an empty one: nothing is copied, and the move is not marked as
+        // done, so that a later call moves what appears. (Foundation on Linux answers an empty
+        // dictionary for a domain that does not exist.)
+        let objects = source.persistentDomain(forName: domain).flatMap { $0.isEmpty ? nil : $0 }
         var converted: [String: PropertyListValue] = [:]
         var unconvertible: [String] = []
-        for (key, object) in objects {
+        for (key, object) in objects ?? [:] {
             if let value = PropertyListValue(foundationObject: object) {
                 converted[key] = value
             } else {
@@ -61,6 +74,7 @@ extension SQLiteStore {
                 {
                     return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
                 }
+                guard objects != nil else { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false) }
                 try core.perform {
                     try connection.run(
                         "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",

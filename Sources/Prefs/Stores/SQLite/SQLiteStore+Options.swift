@@ -12,7 +12,9 @@ extension SQLiteStore {
         /// operating-system crash can lose the last commits (never corrupt the file).
         case committed
         /// As ``committed``, and every commit is also synced to the disk (`synchronous=FULL`): it
-        /// survives a power loss too, at the cost of an `fsync` per write.
+        /// survives a power loss too, at the cost of an `fsync` per write. On Apple platforms the
+        /// sync is `F_FULLFSYNC` (`PRAGMA fullfsync` and `checkpoint_fullfsync`), since a plain
+        /// `fsync` there leaves the data in the drive's cache.
         case powerSafe
         /// A write is acknowledged from memory (visible at once to this process and its
         /// observers) and committed with others in the background within `maxDelay`, or at

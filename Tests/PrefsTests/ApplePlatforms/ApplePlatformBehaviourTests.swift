@@ -1,0 +1,103 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+
+/// `UserDefaults` as Apple's Foundation behaves: it posts `didChangeNotification` synchronously,
+/// on the writing thread, after every single write (Foundation on Linux posts nothing).
+private final class AnnouncingDefaults: UserDefaults {
+    override func set(_ value: Any?, forKey defaultName: String) {
+        super.set(value, forKey: defaultName)
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
+
+    override func removeObject(forKey defaultName: String) {
+        super.removeObject(forKey: defaultName)
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
+}
+
+/// Issue "Right on Apple platforms": what can be checked on Linux, with Foundation made to behave
+/// as Apple's where needed.
+@Suite struct ApplePlatformBehaviourTests {
+    /// Item 4: a write of several keys is announced once, with its final values, even though
+    /// Foundation announces each single `set` while the write is half done.
+    @Test func aMultiKeyWriteIsAnnouncedOnceWithItsFinalValues() async throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let defaults = try #require(AnnouncingDefaults(suiteName: suite))
+        let store = UserDefaultsStore(defaults, domainName: suite)
+        let prefs = IssueRecorder().preferences(store)
+        prefs[.volume] = 0.1
+        prefs[.launchCount] = 1
+        let seen = Locked<[StoreChange]>([])
+        let observation = prefs.observeAll { change in seen.withLock { $0.append(change) } }
+        try prefs.update { p in
+            p[.volume] = 0.9
+            p[.launchCount] = 2
+            p.reset(.username)
+        }
+        prefs.reset(.volume, .launchCount)
+        #expect(await eventually { seen.withLock { $0.count } >= 2 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(
+            seen.withLock { $0 } == [
+                StoreChange(values: ["volume": .double(0.9), "launchCount": .integer(2), "username": nil]),
+                StoreChange(values: ["volume": nil, "launchCount": nil]),
+            ])
+        observation.cancel()
+    }
+
+    /// Item 4: another `UserDefaults` object's announcements are not this store's business.
+    @Test func onlyTheStoresOwnDefaultsAreWatched() async throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        let store = UserDefaultsStore(plain, domainName: suite)
+        let seen = Locked<[StoreChange]>([])
+        let observation = store.observe { change in seen.withLock { $0.append(change) } }
+        plain.set("raw", forKey: "username")
+        let other = try #require(UserDefaults(suiteName: TestDefaults.uniqueSuiteName()))
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: other)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(seen.withLock { $0 }.isEmpty)
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: plain)
+        #expect(await eventually { seen.withLock { $0 } == [StoreChange(values: ["username": .string("raw")])] })
+        observation.cancel()
+    }
+
+    /// Item 6: `.powerSafe` asks SQLite for `F_FULLFSYNC` (a no-op off Apple platforms).
+    @Test(arguments: [(SQLiteStore.Durability.powerSafe, Int64(1)), (.committed, 0)])
+    func powerSafeAsksForFullSync(durability: SQLiteStore.Durability, expected: Int64) throws {
+        let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(durability: durability))
+        let connection = try store.core.withDatabase(during: "a test") { $0.connection }
+        #expect(try connection.integer("PRAGMA fullfsync") == expected)
+        #expect(try connection.integer("PRAGMA checkpoint_fullfsync") == expected)
+    }
+
+    /// Item 9: a domain that does not exist yet is not marked as moved in, so it moves once it
+    /// exists.
+    @Test func movingInFromAMissingDomainIsNotMarkedDone() throws {
+        let store = try SQLiteStore(path: TestFiles.uniquePath())
+        let suite = TestDefaults.uniqueSuiteName()
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        let first = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+        #expect(first == SQLiteStore.MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false))
+        defaults.set("Zhuo", forKey: "name")
+        #expect(defaults.synchronize())
+        let second = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+        #expect(second.copied == ["name"])
+        #expect(store.value(forKey: "name") == .string("Zhuo"))
+        #expect(try store.moveIn(fromUserDefaultsDomain: suite, using: defaults).alreadyMovedIn)
+    }
+
+    /// Item 9: a suite Foundation refuses is a clear error, not the standard defaults in disguise.
+    @Test func aSuiteFoundationRefusesIsAnError() throws {
+        let name = "NSGlobalDomain"
+        if UserDefaults(suiteName: name) == nil {
+            #expect(throws: UserDefaultsSuiteError.self) { try UserDefaultsStore(suiteName: name) }
+        } else {
+            // Foundation on Linux opens it; the store then is that suite, never `.standard`.
+            #expect(try UserDefaultsStore(suiteName: name).domainName == name)
+        }
+    }
+}
