@@ -79,7 +79,9 @@ extension SQLiteStore {
         /// let shared = Preferences(store: try SQLiteStore(path: path))
         /// ```
         public static func defaultPath(appGroup: String, domain: String = defaultDomain) -> String? {
-            guard let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup)
+            guard
+                let container = FileManager.default.containerURL(
+                    forSecurityApplicationGroupIdentifier: appGroup)
             else { return nil }
             return container.path + "/Library/Application Support/prefs/\(fileName(domain))"
         }

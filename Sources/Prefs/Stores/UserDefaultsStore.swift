@@ -56,7 +56,8 @@ public final class UserDefaultsStore: PreferenceStore {
     /// let store = try UserDefaultsStore(suiteName: "group.example")
     /// ```
     public convenience init(suiteName: String) throws {
-        guard suiteName != Bundle.main.bundleIdentifier, let defaults = UserDefaults(suiteName: suiteName) else {
+        guard suiteName != Bundle.main.bundleIdentifier, let defaults = UserDefaults(suiteName: suiteName)
+        else {
             throw UserDefaultsSuiteError(suiteName: suiteName)
         }
         self.init(defaults, domainName: suiteName)

@@ -61,7 +61,8 @@ private final class AnnouncingDefaults: UserDefaults {
         try await Task.sleep(for: .milliseconds(50))
         #expect(seen.withLock { $0 }.isEmpty)
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: plain)
-        #expect(await eventually { seen.withLock { $0 } == [StoreChange(values: ["username": .string("raw")])] })
+        #expect(
+            await eventually { seen.withLock { $0 } == [StoreChange(values: ["username": .string("raw")])] })
         observation.cancel()
     }
 

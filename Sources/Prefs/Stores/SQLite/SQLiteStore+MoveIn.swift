@@ -38,10 +38,12 @@ extension SQLiteStore {
         // The app's own domain is `UserDefaults.standard`'s: Apple platforms refuse it as a suite name.
         guard
             let source = defaults
-                ?? (domain == Bundle.main.bundleIdentifier ? UserDefaults.standard : UserDefaults(suiteName: domain))
+                ?? (domain == Bundle.main.bundleIdentifier
+                    ? UserDefaults.standard : UserDefaults(suiteName: domain))
         else {
             throw SQLiteStoreError(
-                path: path, kind: .other, detail: "cannot move in: \(UserDefaultsSuiteError(suiteName: domain))")
+                path: path, kind: .other,
+                detail: "cannot move in: \(UserDefaultsSuiteError(suiteName: domain))")
         }
         // No such domain (yet), or an empty one: nothing is copied, and the move is not marked as
         // done, so that a later call moves what appears. (Foundation on Linux answers an empty
@@ -74,7 +76,9 @@ extension SQLiteStore {
                 {
                     return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
                 }
-                guard objects != nil else { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false) }
+                guard objects != nil else {
+                    return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false)
+                }
                 try core.perform {
                     try connection.run(
                         "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",

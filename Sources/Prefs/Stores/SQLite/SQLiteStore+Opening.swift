@@ -74,7 +74,8 @@ extension SQLiteStore {
                     // `F_FULLFSYNC` reaches the medium, and SQLite uses it only when asked.
                     // (Elsewhere these pragmas change nothing: one code path for every platform.)
                     let fullSync = options.durability == .powerSafe ? "ON" : "OFF"
-                    try connection.execute("PRAGMA fullfsync=\(fullSync); PRAGMA checkpoint_fullfsync=\(fullSync)")
+                    try connection.execute(
+                        "PRAGMA fullfsync=\(fullSync); PRAGMA checkpoint_fullfsync=\(fullSync)")
                     try createSchema(connection, path: path)
                 }
                 return try load(connection, path: path)
