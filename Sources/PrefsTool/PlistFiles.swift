@@ -303,7 +303,7 @@ private struct XMLReader {
             } else if bytes[position] == UInt8(ascii: "<") {
                 let close = try tag()
                 guard close.name == name, close.closing else { throw error("</\(name)> expected") }
-                guard let text = String(validating: result, as: UTF8.self) else {
+                guard let text = String(validatingUTF8Bytes: result) else {
                     throw error("text that is not UTF-8")
                 }
                 return text
@@ -438,7 +438,7 @@ private struct JSONReader {
         var scalars = String.UnicodeScalarView()
         var raw: [UInt8] = []
         func flush() throws {
-            guard let text = String(validating: raw, as: UTF8.self) else {
+            guard let text = String(validatingUTF8Bytes: raw) else {
                 throw error("text that is not UTF-8")
             }
             scalars.append(contentsOf: text.unicodeScalars)

@@ -167,7 +167,7 @@ extension PropertyListValue {
 
         mutating func readString() throws -> String {
             let raw = try readBytes(try readLength())
-            guard let text = String(validating: raw, as: UTF8.self) else {
+            guard let text = String(validatingUTF8Bytes: raw) else {
                 throw BinaryDecodingError(reason: "a string that is not UTF-8")
             }
             return text
