@@ -43,9 +43,13 @@ let package = Package(
         .target(
             name: "Prefs",
             dependencies: [
-                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows]))
+                "CPrefsShared",
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ]
         ),
+        // Atomics and futex waits on memory shared between processes, and notify(3): the few
+        // lines Swift cannot say (the SQLite store's change signal).
+        .target(name: "CPrefsShared"),
         // The system SQLite on Linux (Apple platforms import the SDK's SQLite3 module).
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",

@@ -38,8 +38,11 @@ extension SQLiteStore {
         public var recreateOnCorruption: Bool
         /// How long a write waits for another process's write lock before throwing.
         public var busyTimeout: Duration
-        /// How often the store checks whether another process committed (a cheap
-        /// `PRAGMA data_version`); bounds how stale the cache and observers can be.
+        /// The longest the store goes without checking whether another connection committed.
+        ///
+        /// The check is a cheap `PRAGMA data_version`, made when no signal woke the store: every
+        /// commit by this release signals at once, so this only bounds how late a writer that
+        /// does not signal (an older release) is seen. Nothing else runs while the store is idle.
         public var refreshInterval: Duration
 
         /// Options with the given settings; the defaults suit most programs.
@@ -49,7 +52,7 @@ extension SQLiteStore {
         /// ```
         public init(
             durability: Durability = .committed, recreateOnCorruption: Bool = false,
-            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .milliseconds(10)
+            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(1)
         ) {
             self.durability = durability
             self.recreateOnCorruption = recreateOnCorruption

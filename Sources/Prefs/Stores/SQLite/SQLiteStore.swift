@@ -14,14 +14,16 @@ import Foundation
 /// commits in the background and can lose the last moments of writes.
 ///
 /// **Consistency.** Reads come from an in-process cache of the whole store. It is current after
-/// this process's own writes, and it is refreshed when another process commits: the store checks
-/// `PRAGMA data_version` every ``Options/refreshInterval`` (10 ms by default) and at the start of
-/// every write, and reads only the rows that changed. So a read may be up to one refresh interval
-/// behind another process, never behind this one. `update` reads and writes inside one
-/// `BEGIN IMMEDIATE` transaction, so it is atomic across processes.
+/// this process's own writes, and it is refreshed when another process commits: every commit
+/// signals every store on the file (a futex on a shared counter on Linux, notify(3) on Apple
+/// platforms, see ``ChangeSignal``), which then reads only the rows that changed; every write
+/// also catches up first. Nothing runs while nobody writes but a safety-net check every
+/// ``Options/refreshInterval``. So a read is behind another process's commit only for the moment
+/// the signal takes (well under a millisecond on Linux), never behind this process. `update` reads
+/// and writes inside one `BEGIN IMMEDIATE` transaction, so it is atomic across processes.
 ///
-/// **Observation.** Changes from this process and, within a refresh interval, from other
-/// processes on the same file reach ``observe(_:)`` and everything built on it.
+/// **Observation.** Changes from this process and from other processes on the same file reach
+/// ``observe(_:)`` and everything built on it.
 ///
 /// **Failures.** A corrupt file, or one that is not SQLite, throws ``SQLiteStoreError`` at
 /// opening, unless ``Options/recreateOnCorruption`` is set. A full disk or read-only file throws
@@ -42,8 +44,9 @@ public final class SQLiteStore: PreferenceStore {
     /// The connection, the cache and the write path; shared with the background refresh and
     /// deferred commits, which hold it (never this object) so that closing stays here.
     let core: SQLiteStoreCore
-    // `nonisolated(unsafe)`: Dispatch sources are thread-safe, but not marked `Sendable`.
-    private nonisolated(unsafe) let refreshTimer: DispatchSourceTimer
+    /// Wakes the store when another connection commits (see ``ChangeSignal``); holds the core
+    /// weakly.
+    private let watch: ChangeSignal.Watch
 
     /// Opens (creating when needed, with its folders) the store at `path`.
     ///
@@ -57,17 +60,14 @@ public final class SQLiteStore: PreferenceStore {
         recovery = opened.recovery
         let core = SQLiteStoreCore(path: path, options: options, opened: opened)
         self.core = core
-        refreshTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "prefs.sqlite.refresh"))
-        refreshTimer.schedule(
-            deadline: .now() + options.refreshInterval.timeInterval,
-            repeating: options.refreshInterval.timeInterval)
-        refreshTimer.setEventHandler { [weak core] in core?.refreshFromOtherProcesses() }
-        refreshTimer.resume()
+        watch = core.signal.watch(interval: options.refreshInterval) { [weak core] in
+            core?.refreshFromOtherProcesses()
+        }
         if let recovery { FileHandle.standardError.write(Data("prefs: \(recovery)\n".utf8)) }
     }
 
     deinit {
-        refreshTimer.cancel()
+        watch.stop()
         core.close()
     }
 

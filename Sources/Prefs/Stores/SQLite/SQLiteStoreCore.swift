@@ -47,10 +47,13 @@ final class SQLiteStoreCore: Sendable {
     /// Deferred mode: writes acknowledged but not yet committed, and whether a flush is scheduled.
     let pending = Locked<(writes: [StoreKey: PropertyListValue?], flushScheduled: Bool)>(([:], false))
     let observers = StoreObservers(label: "SQLite")
+    /// Tells the other stores on the file about each commit.
+    let signal: ChangeSignal
 
     init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
         self.path = path
         self.options = options
+        signal = ChangeSignal(databasePath: path, file: opened.database.file)
         database = TransactionLock(
             opened.database, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         values = Locked(opened.values)
@@ -123,6 +126,7 @@ final class SQLiteStoreCore: Sendable {
             let sequence = database.lastSequence + 1
             try store(deferred.merging(writes) { _, new in new }, sequence: sequence, on: connection)
             try perform { try connection.run("COMMIT") }
+            signal.post()
             database.lastSequence = sequence
             values.withLock { values in
                 for (key, value) in writes { values[key] = value }

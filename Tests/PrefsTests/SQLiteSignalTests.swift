@@ -1,0 +1,63 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+
+/// Other connections' commits are found because they signal, not because anyone polls: with the
+/// safety-net interval set to an hour, changes still arrive at once.
+@Suite struct SQLiteSignalTests {
+    private static let noSafetyNet = SQLiteStore.Options(refreshInterval: .seconds(3_600))
+
+    @Test func anotherStoreOnTheFileIsWokenByEachCommit() async throws {
+        let path = TestFiles.uniquePath()
+        let reader = try SQLiteStore(path: path, options: Self.noSafetyNet)
+        let writer = try SQLiteStore(path: path, options: Self.noSafetyNet)
+        let seen = Locked<[PropertyListValue?]>([])
+        let observation = reader.observe { change in
+            if let value = change.values["count"] { seen.withLock { $0.append(value) } }
+        }
+        for count in 1...20 { try writer.setValue(.integer(Int64(count)), forKey: "count") }
+        #expect(await eventually(within: 2) { reader.value(forKey: "count") == .integer(20) })
+        reader.observers.waitForDelivery()
+        #expect(seen.withLock { $0.last } == .integer(20))
+        observation.cancel()
+    }
+
+    #if os(macOS) || os(Linux)
+        @Test func anotherProcessesCommitWakesTheStore() async throws {
+            let path = TestFiles.uniquePath()
+            let reader = try SQLiteStore(path: path, options: Self.noSafetyNet)
+            let writer = try Helper.run(["sqlite-set", path, "greeting", "from another process"])
+            #expect(writer.status == 0, "\(writer.stderr)")
+            #expect(
+                await eventually(within: 2) {
+                    reader.value(forKey: "greeting") == .string("from another process")
+                })
+        }
+    #endif
+
+    #if os(Linux)
+        /// The signal file sits beside the database, owner-only, and holds no data.
+        @Test func theSignalFileIsOwnerOnly() throws {
+            let path = TestFiles.uniquePath()
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.integer(1), forKey: "k")
+            let attributes = try FileManager.default.attributesOfItem(atPath: path + "-prefs")
+            #expect(attributes[.posixPermissions] as? Int == 0o600)
+            #expect(attributes[.size] as? Int == 4_096)
+        }
+
+        /// A file of another program where the signal file goes is reported and left alone; the
+        /// store still works, finding changes every safety-net interval.
+        @Test func aForeignSignalFileIsLeftAlone() throws {
+            let path = TestFiles.uniquePath()
+            let foreign = Data(repeating: 0x41, count: 100)
+            try foreign.write(to: URL(fileURLWithPath: path + "-prefs"))
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.integer(1), forKey: "k")
+            #expect(store.value(forKey: "k") == .integer(1))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == foreign)
+        }
+    #endif
+}
