@@ -36,6 +36,26 @@ enum Processes {
                     usleep(20_000)
                 }
         #endif
+        case "idle":
+            // Holds COUNT stores with an observer each, then reports what SECONDS of idling cost.
+            let count = Int(arguments[2]) ?? 50
+            var stores: [SQLiteStore] = []
+            var observations: [StoreObservation] = []
+            for index in 0..<count {
+                let store = try SQLiteStore(path: "\(arguments[1])/idle-\(index).sqlite")
+                try store.setValue(.integer(1), forKey: "k")
+                observations.append(store.observe { _ in })
+                stores.append(store)
+            }
+            usleep(300_000)  // settle: the watchers' first look
+            let before = ThreadUsage.now()
+            usleep(UInt32((Double(arguments[3]) ?? 10) * 1_000_000))
+            let after = ThreadUsage.now()
+            let seconds = Double(arguments[3]) ?? 10
+            print(
+                after.cpuMilliseconds - before.cpuMilliseconds,
+                after.busiestWakeupsPerSecond(since: before, seconds: seconds))
+            withExtendedLifetime((stores, observations)) {}
         case "rss":
             let store = try SQLiteStore(path: arguments[1])
             precondition(!store.keys().isEmpty)
@@ -111,6 +131,19 @@ enum Processes {
         return latencies.values
     }
 
+    /// The CPU time (ms) a process holding `stores` open stores with observers spends idling for
+    /// `seconds`, and the wake-ups per second of its busiest thread, from `/proc`.
+    static func idleCost(stores: Int, seconds: Double) throws -> (
+        cpuMilliseconds: Double, wakeupsPerSecond: Double
+    ) {
+        let folder = Scratch.path("idle")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let printed = try output(of: ["idle", folder, String(stores), String(seconds)])
+        let numbers = printed.split(separator: " ").compactMap { Double($0) }
+        guard numbers.count == 2 else { throw BenchError("the idle child printed '\(printed)'") }
+        return (numbers[0], numbers[1])
+    }
+
     /// Resident memory of a process holding a 100,000-key `SQLiteStore` open.
     static func residentMegabytesWith100kKeys() throws -> Double {
         let path = Scratch.path("rss.sqlite")
@@ -142,4 +175,46 @@ final class LatencyLog: @unchecked Sendable {
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// This process's CPU time and each thread's context switches, from `/proc` (Linux).
+struct ThreadUsage {
+    var cpuMilliseconds: Double
+    var switchesByThread: [String: Int]
+
+    static func now() -> ThreadUsage {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var cpu = Double.nan
+        if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        {
+            // After the command's closing parenthesis: fields 3…; utime and stime are 14 and 15.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            if fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) {
+                cpu = (user + system) / ticks * 1_000
+            }
+        }
+        var switches: [String: Int] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+            else {
+                continue
+            }
+            var total = 0
+            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+                total +=
+                    Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+            }
+            switches[task] = total
+        }
+        return ThreadUsage(cpuMilliseconds: cpu, switchesByThread: switches)
+    }
+
+    /// The context switches per second of the thread that switched most since `earlier`.
+    func busiestWakeupsPerSecond(since earlier: ThreadUsage, seconds: Double) -> Double {
+        let most =
+            switchesByThread.map { task, count in count - (earlier.switchesByThread[task] ?? 0) }.max() ?? 0
+        return Double(most) / seconds
+    }
 }

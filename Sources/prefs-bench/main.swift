@@ -183,6 +183,20 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
             key: "cross_process_latency_ms_p99", what: "the same, 99th percentile", baseline: nil,
             value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(100)))
 
+    progress("idle cost of 50 open stores")
+    let idle = try Processes.idleCost(stores: 50, seconds: quick ? 3 : 10)
+    metrics.append(
+        Metric(
+            key: "idle_cpu_ms_50_stores",
+            what:
+                "CPU time of a process holding 50 SQLiteStores with observers, idle for 10 s (3 s with --quick)",
+            baseline: nil, value: idle.cpuMilliseconds, unit: "ms", goal: .atMost(20)))
+    metrics.append(
+        Metric(
+            key: "idle_wakeups_per_s",
+            what: "context switches per second of that process's busiest thread while idle",
+            baseline: nil, value: idle.wakeupsPerSecond, unit: "/s", goal: .atMost(1)))
+
     progress("memory with 100,000 keys")
     metrics.append(
         Metric(

@@ -52,7 +52,7 @@ extension SQLiteStore {
         /// ```
         public init(
             durability: Durability = .committed, recreateOnCorruption: Bool = false,
-            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(1)
+            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(2)
         ) {
             self.durability = durability
             self.recreateOnCorruption = recreateOnCorruption
