@@ -4,7 +4,7 @@
 
     /// One row of `prefs_entries` as the cache applies it: a value, or `nil` for a removal, and the
     /// sequence number of the write that made it.
-    struct EntryRow {
+    struct EntryRow: Equatable {
         let key: StoreKey
         let value: PropertyListValue?
         let seq: Int64
@@ -26,7 +26,6 @@
     /// What the store and its listening thread share: the cache, the observers, the connection
     /// settings, and whether the server is reachable.
     final class Shared: Sendable {
-        static let channel = "prefs_changes"
 
         let url: String
         let namespace: String
@@ -34,11 +33,17 @@
         let cache = Locked(NamespaceCache())
         let observers = StoreObservers(label: "Postgres")
         let state = Locked((stale: false, stopped: false))
+        /// The namespace's own `NOTIFY` channel.
+        let channel: String
+        /// Notifications received and catch-ups run (the queries a listener makes), for tests
+        /// and the benchmark.
+        let activity = Locked((notifications: 0, catchUps: 0))
 
         init(url: String, namespace: String, secrets: ConnectionSecrets) {
             self.url = url
             self.namespace = namespace
             self.secrets = secrets
+            channel = PostgresNotification.channel(for: namespace)
         }
 
         // Signalled when the listening thread has finished.
@@ -69,7 +74,8 @@
                 do {
                     if connection == nil {
                         let fresh = try PostgresConnection(url: url, redact: secrets.redact)
-                        try fresh.run("LISTEN \(Self.channel)")
+                        // The channel is `prefs_` and hex digits: safe to write into the statement.
+                        try fresh.run("LISTEN \(channel)")
                         connection = fresh
                         // NOTIFY does not replay: what changed before LISTEN took effect (since the
                         // store first loaded, or while the server was away) is found by catching up.
@@ -79,7 +85,7 @@
                     }
                     guard let live = connection else { continue }
                     let notifications = try live.notifications(waitingUpTo: .milliseconds(100))
-                    if notifications.contains(where: { $0.payload == namespace }) { try catchUp(using: live) }
+                    try receive(notifications.filter { $0.channel == channel }.map(\.payload), using: live)
                 } catch {
                     connection = nil
                     state.withLock { $0.stale = true }
@@ -89,8 +95,28 @@
             }
         }
 
+        /// Applies the rows that notifications carry, in the order they arrived (commit order);
+        /// reads the rows instead when a notification does not carry them.
+        private func receive(_ payloads: [String], using connection: PostgresConnection) throws {
+            guard !payloads.isEmpty else { return }
+            activity.withLock { $0.notifications += payloads.count }
+            for payload in payloads {
+                switch PostgresNotification.parse(payload) {
+                case .rows(let from, let rows) where from == namespace:
+                    apply(rows)
+                case .readRows(let from) where from == namespace:
+                    try catchUp(using: connection)
+                case .rows, .readRows:
+                    continue  // another namespace whose channel name collides with ours
+                case nil:
+                    try catchUp(using: connection)
+                }
+            }
+        }
+
         /// Reads the rows written since the last one seen and applies them.
         func catchUp(using connection: PostgresConnection) throws {
+            activity.withLock { $0.catchUps += 1 }
             let after = cache.withLock { $0.lastSeq }
             let result = try connection.run(
                 "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 AND seq > $2 ORDER BY seq",

@@ -17,7 +17,8 @@
     ///   write carries a sequence number that grows in commit order, and a removal is kept as a row
     ///   without a value, so instances catch up by sequence number.
     /// - **Reads** come from a local cache of the namespace. Other instances' writes arrive by
-    ///   `LISTEN`/`NOTIFY` (on loopback, in milliseconds) and reach `changes(of:)` and `observe`; a
+    ///   `LISTEN`/`NOTIFY` on the namespace's own channel, carrying the write when it fits (see
+    ///   `PostgresNotification`), on loopback in milliseconds, and reach `changes(of:)` and `observe`; a
     ///   cached value is only ever replaced by a newer commit, so each key's values reach observers
     ///   in commit order.
     /// - **Writes** are committed before they return. `update` runs in one transaction that holds a
@@ -44,7 +45,7 @@
         /// The longest key, in bytes of UTF-8: PostgreSQL's index holds about 2,700 bytes per entry.
         public static let maximumKeyBytes = 1_500
 
-        private let shared: Shared
+        let shared: Shared
         private let writer: TransactionLock<WriterState>
 
         /// Connects, creates (or upgrades) the table if needed, loads the namespace, and starts
@@ -185,9 +186,14 @@
                         .int64(seq),
                     ])
             }
-            // Delivered to every listener when the transaction commits; the payload does not grow
-            // with the keys, and listeners catch up by sequence number.
-            try connection.run("SELECT pg_notify('\(Shared.channel)', $1)", [.text(namespace)])
+            // Delivered to the namespace's listeners when the transaction commits, with the rows
+            // when they fit (listeners then make no query), else asking them to read the rows.
+            try connection.run(
+                "SELECT pg_notify($1, $2)",
+                [
+                    .text(shared.channel),
+                    .text(PostgresNotification.payload(namespace: namespace, seq: seq, rows: writes)),
+                ])
             try connection.run("COMMIT")
             shared.apply(writes.map { EntryRow(key: $0.key, value: $0.value, seq: seq) })
             return result
