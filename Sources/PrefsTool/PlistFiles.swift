@@ -698,6 +698,12 @@ private struct BinaryPlistReader {
         guard count <= (bytes.count - 32 - position) / referenceSize else {
             throw error("references past the end")
         }
-        return try (0..<count).map { _ in Int(try fixed(&position, referenceSize)) }
+        return try (0..<count).map { _ in
+            // A reference of up to 8 bytes may exceed `Int`: an error, never a trap.
+            guard let reference = Int(exactly: try fixed(&position, referenceSize)) else {
+                throw error("a reference beyond any object")
+            }
+            return reference
+        }
     }
 }

@@ -97,6 +97,11 @@
             Data("[1, 2, 3]".utf8),
             Data("bplist00 garbage".utf8),
             Data("{\"a\": null}".utf8),
+            // Found by the plist-file fuzzer: an 8-byte object reference beyond `Int` (it trapped).
+            Data(
+                base64Encoded:
+                    "YnBsaXN0MDDW8f///wUGBwoODxARUWRUbGlzdFFuVG5hbWVSb25RctEICVF4UXmjCwwNEAFTdHdvQgABEANUWmh1bwkjP9AAAAAAAAAIFRccHiMiKCspLS8zNTk8PkNEAAAARmxvAAAAAQgAAAAAAAAAEgAAAAAAAAAAAAAAAAAAAE0="
+            )!,
         ])
         func unreadableImportFilesChangeNothing(contents: Data) throws {
             let cli = try CLI()
