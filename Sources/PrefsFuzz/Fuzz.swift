@@ -17,9 +17,11 @@ import PrefsTool
 /// The target chosen by the environment, read once.
 private let target = ProcessInfo.processInfo.environment["PREFS_FUZZ_TARGET"] ?? "value"
 
-/// A scratch folder of this process for the targets that touch files.
+/// A scratch folder of this process for the targets that touch files (under PREFS_FUZZ_SCRATCH,
+/// which `Fuzz/run` points into its work folder, or the temporary folder).
 private let scratch: String = {
-    let folder = NSTemporaryDirectory() + "prefs-fuzz-\(getpid())"
+    let root = ProcessInfo.processInfo.environment["PREFS_FUZZ_SCRATCH"] ?? NSTemporaryDirectory()
+    let folder = (root as NSString).appendingPathComponent("prefs-fuzz-\(getpid())")
     try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     // The tool prints; its output is not what is being tested. Nothing reads stdin either.
     let null = open("/dev/null", O_RDWR)
