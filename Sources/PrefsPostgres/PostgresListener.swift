@@ -159,10 +159,43 @@
             return rows
         }
 
+        // MARK: - This process's own commit, published in its place
+
+        /// The sequence number of this process's write that is committing, while it commits: the
+        /// listener holds back later rows until that write is published, so observers hear
+        /// writes in the server's commit order across keys too, not only per key.
+        private let localCommit = NSCondition()
+        private nonisolated(unsafe) var committingSeq: Int64?
+
+        /// Called by the writer with its sequence number before `COMMIT`.
+        func beginLocalCommit(_ seq: Int64) {
+            localCommit.withLock { committingSeq = seq }
+        }
+
+        /// Called by the writer once its rows are applied (or its commit failed).
+        func endLocalCommit() {
+            localCommit.withLock {
+                committingSeq = nil
+                localCommit.broadcast()
+            }
+        }
+
+        /// Waits (briefly: a commit's round trip) while a local write older than `seq` is between
+        /// its `COMMIT` and its publication.
+        private func waitForLocalCommit(before seq: Int64) {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            localCommit.withLock {
+                while let committing = committingSeq, committing < seq {
+                    if !localCommit.wait(until: deadline) { break }
+                }
+            }
+        }
+
         /// Applies rows newer than what the cache holds for their keys, and publishes what changed,
         /// under the cache's lock so observers hear each key's values in commit order.
         func apply(_ rows: [EntryRow]) {
             guard !rows.isEmpty else { return }
+            waitForLocalCommit(before: rows.map(\.seq).max() ?? 0)
             cache.withLock { cache in
                 var changed: [StoreKey: PropertyListValue?] = [:]
                 for row in rows {

@@ -194,6 +194,8 @@
                     .text(shared.channel),
                     .text(PostgresNotification.payload(namespace: namespace, seq: seq, rows: writes)),
                 ])
+            shared.beginLocalCommit(seq)
+            defer { shared.endLocalCommit() }
             try connection.run("COMMIT")
             shared.apply(writes.map { EntryRow(key: $0.key, value: $0.value, seq: seq) })
             return result

@@ -152,6 +152,30 @@
                 await eventually { first.value(forKey: "k") == final && second.value(forKey: "k") == final })
         }
 
+        /// Item 13: observers hear writes in the server's commit order across keys too: one
+        /// store's own writes and another's, alternating, arrive alternating.
+        @Test func observersHearWritesInCommitOrder() async throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let mine = try PostgresStore(url: server.url, namespace: "ns")
+            let theirs = try PostgresStore(url: server.url, namespace: "ns")
+            let heard = Locked<[String]>([])
+            let observation = mine.observe { change in
+                for (key, value) in change.values.sorted(by: { $0.key < $1.key }) {
+                    if case .integer(let number)?? = value { heard.withLock { $0.append("\(key)\(number)") } }
+                }
+            }
+            var expected: [String] = []
+            for round in 1...30 {
+                try mine.setValue(.integer(Int64(round)), forKey: "a")
+                try theirs.setValue(.integer(Int64(round)), forKey: "b")
+                expected += ["a\(round)", "b\(round)"]
+            }
+            #expect(await eventually { heard.withLock { $0.count } >= expected.count })
+            #expect(heard.withLock { $0 } == expected)
+            observation.cancel()
+        }
+
         /// Item 13: a table written by the first release is upgraded in place, its values kept.
         @Test func aVersionOneTableIsUpgraded() throws {
             let server = try PostgresServer()
