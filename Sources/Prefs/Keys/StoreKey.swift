@@ -51,19 +51,27 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 
     /// Equal when the UTF-8 bytes (so the Unicode scalars) are the same.
     public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
-        var left = lhs.name
-        var right = rhs.name
-        return left.withUTF8 { l in
-            right.withUTF8 { r in
-                l.count == r.count && (l.count == 0 || memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0)
+        let left = lhs.name.utf8
+        let right = rhs.name.utf8
+        guard left.count == right.count else { return false }
+        // Native strings are contiguous UTF-8: one `memcmp`, no copy.
+        let compared = left.withContiguousStorageIfAvailable { l in
+            right.withContiguousStorageIfAvailable { r in
+                l.isEmpty || memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0
             }
         }
+        if let compared, let equal = compared { return equal }
+        return left.elementsEqual(right)
     }
 
     /// Hashes the UTF-8 bytes.
     public func hash(into hasher: inout Hasher) {
-        var name = self.name
-        name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = name.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
+        if hashed == nil {
+            for byte in name.utf8 { hasher.combine(byte) }
+        }
     }
 
     /// Orders by Unicode scalar values (UTF-8 byte order), as SQLite's `BINARY` collation does.

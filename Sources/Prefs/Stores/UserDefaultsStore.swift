@@ -93,11 +93,8 @@ public final class UserDefaultsStore: PreferenceStore {
     /// property-list value.
     public func value(forKey key: String) -> PropertyListValue? {
         guard let object = defaults.object(forKey: key) else { return nil }
-        // Foundation answers for any canonically equivalent key; only an exact one counts. An
-        // ASCII key has no other spelling that this store could have written.
-        if !key.utf8.allSatisfy({ $0 < 0x80 }),
-            storedSpelling(of: key).map(StoreKey.init(_:)) != StoreKey(key)
-        {
+        // Foundation answers for any canonically equivalent key; only an exact one counts.
+        if Self.mayHaveAnotherSpelling(key), storedSpelling(of: key).map(StoreKey.init(_:)) != StoreKey(key) {
             return nil
         }
         return PropertyListValue(foundationObject: object)
@@ -115,9 +112,20 @@ public final class UserDefaultsStore: PreferenceStore {
         return objects[index].key
     }
 
+    /// Whether another spelling of `key` could be canonically equivalent to it: an ASCII key has
+    /// none, except through the three characters that are the canonical form of a non-ASCII one
+    /// (`K` of U+212A KELVIN SIGN, `` ` `` of U+1FEF, `;` of U+037E).
+    private static func mayHaveAnotherSpelling(_ key: String) -> Bool {
+        !key.utf8.allSatisfy {
+            $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: "`") && $0 != UInt8(ascii: ";")
+        }
+    }
+
     /// Throws when a write to `key` would land on a stored key spelled differently.
+    ///
+    /// Free for ASCII keys (almost all); a look through the domain for the others.
     private func checkSpelling(of keys: some Sequence<StoreKey>) throws {
-        for key in keys {
+        for key in keys where Self.mayHaveAnotherSpelling(key.name) {
             if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
                 throw UserDefaultsKeyConflict(domain: domainName, key: key.name, storedKey: stored)
             }

@@ -33,12 +33,16 @@ final class ChangeSignal: @unchecked Sendable {
     private let mapping: UnsafeMutableRawPointer?
     /// The notify(3) name (Apple platforms).
     private let notificationName: String
+    /// How many times this store posted (a private word, bumped before the shared counter): a
+    /// watcher that finds the counter moved by exactly its own posts has nothing to look at.
+    private let ownPosts = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     /// Opens (creating it when needed) the signal of the database at `databasePath`.
     ///
     /// `file` is the database file's identity. Where no shared counter can be made (a read-only
     /// folder, say), watches rely on their safety-net interval (and notify(3) on Apple platforms).
     init(databasePath: String, file: FileIdentity?) {
+        ownPosts.initialize(to: 0)
         notificationName = "prefs.sqlite.\(file?.device ?? 0).\(file?.inode ?? 0)"
         #if os(Linux)
             mapping = file == nil ? nil : Self.map(databasePath + "-prefs")
@@ -49,6 +53,7 @@ final class ChangeSignal: @unchecked Sendable {
 
     deinit {
         if let mapping { munmap(mapping, Self.size) }
+        ownPosts.deallocate()
     }
 
     /// Maps the signal file, writing its header when the file is new; `nil` when it cannot be
@@ -99,6 +104,7 @@ final class ChangeSignal: @unchecked Sendable {
     /// Tells every store on the file, in every process, that a commit happened.
     func post() {
         if let counter {
+            _ = prefs_atomic_increment(ownPosts)
             _ = prefs_atomic_increment(counter)
             _ = prefs_futex_wake_all(counter)
         }
@@ -133,14 +139,21 @@ final class ChangeSignal: @unchecked Sendable {
                     // was read (since the store loaded, or while this thread was starting) is
                     // found now, and any later commit moves the counter past `seen`.
                     var seen = prefs_atomic_load(counter)
+                    var seenOwn = prefs_atomic_load(signal.ownPosts)
                     onChange()
                     while !stopped.withLock({ $0 }) {
                         let timedOut = prefs_futex_wait(counter, seen, milliseconds) == 1
                         if stopped.withLock({ $0 }) { break }
+                        // The counter first, then the own posts (bumped before the counter): a
+                        // foreign commit is never taken for one of ours for longer than it takes
+                        // our next post to land.
                         let now = prefs_atomic_load(counter)
+                        let own = prefs_atomic_load(signal.ownPosts)
+                        let onlyOurs = now &- seen == own &- seenOwn
                         if now != seen || timedOut {
                             seen = now
-                            onChange()
+                            seenOwn = own
+                            if timedOut || !onlyOurs { onChange() }
                         }
                     }
                 }
