@@ -200,6 +200,8 @@ private func export(_ invocation: Invocation) throws {
     let data: Data
     do {
         data = try PlistText.file(entries, format: invocation.format)
+    } catch let error as CLIError {
+        throw error
     } catch {
         throw CLIError.badInput("cannot write the domain as \(invocation.format.rawValue): \(error)")
     }
@@ -254,9 +256,7 @@ private func watch(_ invocation: Invocation) throws {
                     ["domain": .string(domain), "key": .string(changedKey)].merging(
                         value.map { ["value": $0] } ?? [:]
                     ) { a, _ in a })
-                Output.line(
-                    PlistText.json(object).replacingOccurrences(of: "\n", with: "").replacingOccurrences(
-                        of: "  ", with: " "))
+                Output.line(PlistText.jsonLine(object))
             } else if let value {
                 Output.line("\(PlistText.quoteIfNeeded(changedKey)) = \(PlistText.oldStyle(value))")
             } else {

@@ -51,6 +51,7 @@ package enum PlistText {
     static func formatReal(_ real: Double) -> String {
         if real.isNaN { return "nan" }
         if real.isInfinite { return real > 0 ? "inf" : "-inf" }
+        if real == 0 && real.sign == .minus { return "-0" }  // keeps the sign, as `-float -0` wrote it
         if real == real.rounded(), abs(real) < 1e15 { return String(Int64(real)) }
         return "\(real)"
     }
@@ -113,6 +114,35 @@ package enum PlistText {
         }
     }
 
+    /// A value as JSON on one line, strings exactly as they are (for `--json watch`).
+    static func jsonLine(_ value: PropertyListValue) -> String {
+        switch value {
+        case .array(let elements):
+            return "[" + elements.map(jsonLine).joined(separator: ",") + "]"
+        case .dictionary(let entries):
+            let sorted = entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            return "{" + sorted.map { jsonString($0.key) + ":" + jsonLine($0.value) }.joined(separator: ",")
+                + "}"
+        default:
+            return json(value)
+        }
+    }
+
+    /// The first key (a path, `a.b.0`) whose value is a NaN or an infinity, which JSON cannot hold.
+    static func nonFiniteNumber(in entries: [StoreKey: PropertyListValue]) -> String? {
+        func find(_ value: PropertyListValue, _ path: String) -> String? {
+            switch value {
+            case .double(let real) where !real.isFinite: return path
+            case .array(let elements):
+                return elements.enumerated().lazy.compactMap { find($1, "\(path).\($0)") }.first
+            case .dictionary(let nested):
+                return nested.lazy.compactMap { find($1, "\(path).\($0)") }.first
+            default: return nil
+            }
+        }
+        return entries.sorted { $0.key < $1.key }.lazy.compactMap { find($0.value, $0.key.name) }.first
+    }
+
     /// A domain as a JSON object: every key exact, sorted by Unicode scalars.
     static func json(domain: [StoreKey: PropertyListValue], indent: String = "") -> String {
         json(pairs: domain.map { ($0.key.name, $0.value) }, indent: indent)
@@ -141,6 +171,10 @@ package enum PlistText {
     static func file(_ entries: [StoreKey: PropertyListValue], format: FileFormat) throws -> Data {
         switch format {
         case .json:
+            if let path = nonFiniteNumber(in: entries) {
+                throw CLIError.badInput(
+                    "JSON has no NaN or infinity, and \(path) holds one; export as xml or binary instead")
+            }
             return Data((json(domain: entries) + "\n").utf8)
         case .xml:
             return PlistFiles.xml(entries)
