@@ -83,24 +83,10 @@ let commands: [Command] = [
 private func read(_ invocation: Invocation) throws {
     switch invocation.arguments.count {
     case 0:
-        // Each domain printed with its keys exact; the domains are file or namespace names.
-        var lines: [String] = []
-        let (indent, separator) = invocation.json ? ("  ", ",") : ("    ", ";")
-        for domain in try invocation.store.domains() {
-            let entries = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
-            let text =
-                invocation.json
-                ? PlistText.json(domain: entries, indent: indent)
-                : PlistText.oldStyle(domain: entries, indent: indent)
-            let name = invocation.json ? PlistText.jsonString(domain) : PlistText.quoteIfNeeded(domain)
-            lines.append("\(indent)\(name)\(invocation.json ? ":" : " =") \(text)")
+        let domains = try invocation.store.domains().map { domain in
+            (domain, try invocation.store.existingStore(domain)?.snapshot() ?? [:])
         }
-        if invocation.json {
-            Output.line(lines.isEmpty ? "{}" : "{\n" + lines.joined(separator: ",\n") + "\n}")
-        } else {
-            Output.line(
-                lines.isEmpty ? "{\n}" : "{\n" + lines.map { $0 + separator }.joined(separator: "\n") + "\n}")
-        }
+        Output.line(PlistText.domains(domains, json: invocation.json))
     case 1:
         invocation.printDomain(try existing(invocation.argument(0), in: invocation).snapshot())
     default:
@@ -181,10 +167,7 @@ private func find(_ invocation: Invocation) throws {
         }
     }
     if invocation.json {
-        let lines = found.map {
-            "  \(PlistText.jsonString($0.domain)): \(PlistText.json(domain: $0.matches, indent: "  "))"
-        }
-        Output.line(lines.isEmpty ? "{}" : "{\n" + lines.joined(separator: ",\n") + "\n}")
+        Output.line(PlistText.domains(found.map { ($0.domain, $0.matches) }, json: true))
     } else if found.isEmpty {
         Output.line("No domain, key, nor value containing '\(invocation.argument(0))'")
     } else {

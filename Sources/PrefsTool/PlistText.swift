@@ -114,6 +114,21 @@ package enum PlistText {
         }
     }
 
+    /// Several domains as one dictionary of domains (old-style text, or JSON), each domain's keys
+    /// exact; the domains are file or namespace names.
+    static func domains(_ domains: [(name: String, entries: [StoreKey: PropertyListValue])], json: Bool)
+        -> String
+    {
+        let indent = json ? "  " : "    "
+        let lines = domains.map { name, entries in
+            json
+                ? "\(indent)\(jsonString(name)): \(self.json(domain: entries, indent: indent))"
+                : "\(indent)\(quoteIfNeeded(name)) = \(oldStyle(domain: entries, indent: indent));"
+        }
+        guard !lines.isEmpty else { return json ? "{}" : "{\n}" }
+        return "{\n" + lines.joined(separator: json ? ",\n" : "\n") + "\n}"
+    }
+
     /// A value as JSON on one line, strings exactly as they are (for `--json watch`).
     static func jsonLine(_ value: PropertyListValue) -> String {
         switch value {

@@ -8,10 +8,7 @@
 public final class MemoryStore: PreferenceStore {
     private let values: Locked<[StoreKey: PropertyListValue]>
     /// Held while a write or a transaction's body runs; reads do not wait for it.
-    ///
-    /// Its state counts the writes: a lock around a zero-size state looks to ThreadSanitizer like
-    /// a race with the object's header.
-    private let writing: TransactionLock<UInt64>
+    private let writing: TransactionLock<Void>
     private let observers = StoreObservers(label: "MemoryStore")
 
     /// Creates a store holding `initialValues`.
@@ -24,7 +21,7 @@ public final class MemoryStore: PreferenceStore {
     /// ```
     public init(_ initialValues: [StoreKey: PropertyListValue] = [:], lockTimeout: Duration = .seconds(10)) {
         values = Locked(initialValues)
-        writing = TransactionLock(0, store: "MemoryStore", timeout: lockTimeout)
+        writing = TransactionLock((), store: "MemoryStore", timeout: lockTimeout)
     }
 
     /// `MemoryStore`.
@@ -41,8 +38,7 @@ public final class MemoryStore: PreferenceStore {
     /// Stores or removes one value.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         try value?.checkNesting()
-        try writing.withLock(during: "a write") { count in
-            count &+= 1
+        try writing.withLock(during: "a write") { _ in
             values.withLock { values in
                 values[StoreKey(key)] = value
                 observers.publish(StoreChange(values: [StoreKey(key): value]))
@@ -60,11 +56,8 @@ public final class MemoryStore: PreferenceStore {
     /// Reads from the transaction go key by key to the store, so no copy of the whole store is
     /// made per transaction; nobody else can write until it ends.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writing.withLock(during: "a transaction") { count in
-            count &+= 1
-            var transaction = StoreTransaction(
-                read: { [values] key in values.withLock { $0[StoreKey(key)] } },
-                keys: { [values] in values.withLock { $0.keys.map(\.name) } })
+        try writing.withLock(during: "a transaction") { _ in
+            var transaction = StoreTransaction(reading: values)
             let result = try body(&transaction)
             let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)

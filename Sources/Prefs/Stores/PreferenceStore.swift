@@ -108,6 +108,18 @@ public struct StoreTransaction {
         self.listStoredKeys = keys
     }
 
+    /// A transaction over a cache of stored values, read key by key under its lock (no copy of the
+    /// whole cache per transaction).
+    ///
+    /// ```swift
+    /// var t = StoreTransaction(reading: cache)
+    /// ```
+    package init(reading cache: Locked<[StoreKey: PropertyListValue]>) {
+        self.init(
+            read: { key in cache.withLock { $0[StoreKey(key)] } },
+            keys: { cache.withLock { $0.keys.map(\.name) } })
+    }
+
     /// The value under `key` as the transaction sees it; assigning `nil` removes the key.
     ///
     /// ```swift

@@ -29,9 +29,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public let domainName: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
-    // (Its state counts the transactions; a lock around a zero-size state looks to
-    // ThreadSanitizer like a race with the object's header.)
-    private let writeLock: TransactionLock<UInt64>
+    private let writeLock: TransactionLock<Void>
     private let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
@@ -83,7 +81,7 @@ public final class UserDefaultsStore: PreferenceStore {
         self.synchronizesEachWrite = synchronizesEachWrite
         self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
         self.writeLock = TransactionLock(
-            0, store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
+            (), store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
     }
 
     /// `UserDefaults(suite: NAME)`.
@@ -158,8 +156,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock(during: "a write or transaction") { count in
-            count &+= 1
+        try writeLock.withLock(during: "a write or transaction") { _ in
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)

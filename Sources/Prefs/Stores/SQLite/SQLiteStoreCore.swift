@@ -117,9 +117,7 @@ final class SQLiteStoreCore: Sendable {
                 return pending.writes
             }
             try catchUp(&database, keeping: Set(deferred.keys))
-            var transaction = StoreTransaction(
-                read: { [values] key in values.withLock { $0[StoreKey(key)] } },
-                keys: { [values] in values.withLock { $0.keys.map(\.name) } })
+            var transaction = StoreTransaction(reading: values)
             let result = try body(&transaction)
             let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)
