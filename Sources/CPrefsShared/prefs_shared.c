@@ -1,24 +1,95 @@
 #include "prefs_shared.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #if defined(__APPLE__)
 #include <notify.h>
+#include <sys/file.h>
 #endif
 
 #if defined(__linux__)
-#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 #endif
 
-uint32_t prefs_atomic_load(const uint32_t *word) {
-    return __atomic_load_n(word, __ATOMIC_SEQ_CST);
+uint32_t prefs_atomic_load(const uint32_t *word) { return __atomic_load_n(word, __ATOMIC_SEQ_CST); }
+
+uint32_t prefs_atomic_increment(uint32_t *word) { return __atomic_add_fetch(word, 1, __ATOMIC_SEQ_CST); }
+
+uint32_t prefs_atomic_exchange(uint32_t *word, uint32_t value) {
+    return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);
 }
 
-uint32_t prefs_atomic_increment(uint32_t *word) {
-    return __atomic_add_fetch(word, 1, __ATOMIC_SEQ_CST);
+void prefs_atomic_store(uint32_t *word, uint32_t value) { __atomic_store_n(word, value, __ATOMIC_SEQ_CST); }
+
+uint64_t prefs_atomic_load64(const uint64_t *word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
+
+void prefs_atomic_store64(uint64_t *word, uint64_t value) { __atomic_store_n(word, value, __ATOMIC_RELEASE); }
+
+void prefs_atomic_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PREFS_NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#endif
+#ifndef PREFS_NO_TSAN
+#define PREFS_NO_TSAN
+#endif
+
+PREFS_NO_TSAN void prefs_racy_copy(void *destination, const void *source, size_t count) {
+    // Byte by byte through volatile: no interceptor sees it, and the compiler cannot assume the
+    // source holds still.
+    volatile const unsigned char *from = (volatile const unsigned char *)source;
+    unsigned char *to = (unsigned char *)destination;
+    for (size_t index = 0; index < count; index++) to[index] = from[index];
+}
+
+static uint32_t crc32c_table[256];
+
+static void crc32c_make_table(void) {
+    for (uint32_t byte = 0; byte < 256; byte++) {
+        uint32_t crc = byte;
+        for (int bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+        crc32c_table[byte] = crc;
+    }
+}
+
+#if defined(__x86_64__)
+// SSE 4.2 has an instruction for it (every x86-64 processor since 2008); checked at run time.
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *bytes,
+                                                                   size_t count) {
+    while (count >= 8) {
+        uint64_t word;
+        memcpy(&word, bytes, 8);
+        crc = (uint32_t)__builtin_ia32_crc32di(crc, word);
+        bytes += 8;
+        count -= 8;
+    }
+    while (count--) crc = __builtin_ia32_crc32qi(crc, *bytes++);
+    return crc;
+}
+#endif
+
+uint32_t prefs_crc32c(const void *bytes, size_t count) {
+    const unsigned char *next = (const unsigned char *)bytes;
+    uint32_t crc = 0xFFFFFFFFu;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("sse4.2")) return ~crc32c_hardware(crc, next, count);
+#endif
+    static int made = 0;
+    if (!__atomic_load_n(&made, __ATOMIC_ACQUIRE)) {
+        crc32c_make_table();  // idempotent: two threads making it at once write the same values
+        __atomic_store_n(&made, 1, __ATOMIC_RELEASE);
+    }
+    while (count--) crc = (crc >> 8) ^ crc32c_table[(crc ^ *next++) & 0xFFu];
+    return ~crc;
 }
 
 int prefs_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ms) {
@@ -42,6 +113,106 @@ int prefs_futex_wake_all(uint32_t *word) {
 #else
     (void)word;
     return -1;
+#endif
+}
+
+size_t prefs_lock_size(void) {
+#if defined(__linux__)
+    return sizeof(pthread_mutex_t);
+#else
+    return 0;
+#endif
+}
+
+int prefs_lock_init(void *memory) {
+#if defined(__linux__)
+    pthread_mutexattr_t attributes;
+    int failure = pthread_mutexattr_init(&attributes);
+    if (failure) return failure;
+    // Shared between processes; robust, so a holder killed with kill -9 hands the lock on
+    // (EOWNERDEAD) instead of leaving it held forever; error-checking, so a thread that asks
+    // again for a lock it holds is told so instead of waiting for itself.
+    if (!(failure = pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED)) &&
+        !(failure = pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST)) &&
+        !(failure = pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_ERRORCHECK))) {
+        failure = pthread_mutex_init((pthread_mutex_t *)memory, &attributes);
+    }
+    pthread_mutexattr_destroy(&attributes);
+    return failure;
+#else
+    (void)memory;
+    return 0;
+#endif
+}
+
+int prefs_lock_acquire(void *memory, int descriptor, int64_t timeout_ms) {
+#if defined(__linux__)
+    (void)descriptor;
+    pthread_mutex_t *mutex = (pthread_mutex_t *)memory;
+    int result = pthread_mutex_trylock(mutex);
+    if (result == EBUSY) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec += 1;
+            deadline.tv_nsec -= 1000000000;
+        }
+        result = pthread_mutex_timedlock(mutex, &deadline);
+    }
+    switch (result) {
+    case 0: return PREFS_LOCK_ACQUIRED;
+    case EOWNERDEAD:
+        pthread_mutex_consistent(mutex);
+        return PREFS_LOCK_ACQUIRED_OWNER_DIED;
+    case ETIMEDOUT: return PREFS_LOCK_TIMED_OUT;
+    case EDEADLK: return PREFS_LOCK_WOULD_DEADLOCK;
+    default: return PREFS_LOCK_FAILED;
+    }
+#elif defined(__APPLE__)
+    // flock belongs to the open file description: each store opens its own, so two stores in
+    // one process exclude each other like two processes do, and the kernel releases it when its
+    // holder dies. No timed flock exists: try, then sleep briefly, until the deadline.
+    (void)memory;
+    int64_t waited_us = 0, pause_us = 20;
+    while (flock(descriptor, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) return PREFS_LOCK_FAILED;
+        if (waited_us >= timeout_ms * 1000) return PREFS_LOCK_TIMED_OUT;
+        usleep((useconds_t)pause_us);
+        waited_us += pause_us;
+        if (pause_us < 1000) pause_us *= 2;
+    }
+    return PREFS_LOCK_ACQUIRED;
+#else
+    (void)memory;
+    (void)descriptor;
+    (void)timeout_ms;
+    return PREFS_LOCK_FAILED;
+#endif
+}
+
+void prefs_lock_release(void *memory, int descriptor) {
+#if defined(__linux__)
+    (void)descriptor;
+    pthread_mutex_unlock((pthread_mutex_t *)memory);
+#elif defined(__APPLE__)
+    (void)memory;
+    flock(descriptor, LOCK_UN);
+#else
+    (void)memory;
+    (void)descriptor;
+#endif
+}
+
+int prefs_sync_file(int descriptor) {
+#if defined(__APPLE__)
+    if (fcntl(descriptor, F_FULLFSYNC) == 0) return 0;
+    return fsync(descriptor);  // file systems without F_FULLFSYNC
+#elif defined(__linux__)
+    return fdatasync(descriptor);
+#else
+    return fsync(descriptor);
 #endif
 }
 

@@ -145,18 +145,4 @@ struct Workloads {
         // folder holding the file is deleted at the end of the run.
         return time
     }
-
-    /// Nanoseconds per write in the deferred durability mode.
-    func deferredWriteNanoseconds() throws -> Double {
-        let options = SQLiteStore.Options(durability: .deferred(maxDelay: .milliseconds(50)))
-        let store = try SQLiteStore(path: Scratch.path("deferred.sqlite"), options: options)
-        let prefs = Preferences(store: store)
-        let keys = (0..<1_000).map { Preferences.Key<Int>("k\($0)", default: 0) }
-        let n = sizes.writes
-        let time = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
-            for index in 0..<n { prefs[keys[index % keys.count]] = index }
-        }
-        try store.flush()
-        return time
-    }
 }

@@ -149,12 +149,6 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
             baseline: tenThousand.sqlite, value: tenThousand.foundation / tenThousand.sqlite, unit: "ratio",
             goal: nil))
 
-    progress("deferred writes")
-    metrics.append(
-        Metric(
-            key: "deferred_write_ns", what: "write in the deferred durability mode", baseline: nil,
-            value: try workloads.deferredWriteNanoseconds(), unit: "ns", goal: .atMost(1_000)))
-
     progress("4 processes writing one SQLite file")
     metrics.append(
         Metric(

@@ -1,9 +1,10 @@
-// Atomic operations and futex waits on a word of memory that several processes map: the
-// SQLite store's change counter. Swift has no atomics on a raw pointer into a shared mapping,
-// and no futex; these few lines are the whole of it.
+// What Swift cannot say about memory that several processes map: atomics on raw words of the
+// SQLite store's journal, futex waits, a lock that survives its holder being killed, a copy
+// that may race with a writer by design, and notify(3). These few functions are the whole of it.
 #ifndef PREFS_SHARED_H
 #define PREFS_SHARED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// The word's value (sequentially consistent).
@@ -12,6 +13,29 @@ uint32_t prefs_atomic_load(const uint32_t *word);
 /// Adds one to the word and returns the new value (sequentially consistent).
 uint32_t prefs_atomic_increment(uint32_t *word);
 
+/// Stores `value` and returns what the word held (sequentially consistent).
+uint32_t prefs_atomic_exchange(uint32_t *word, uint32_t value);
+
+/// Stores `value` (sequentially consistent).
+void prefs_atomic_store(uint32_t *word, uint32_t value);
+
+/// A 64-bit word's value, with acquire order: what was written before its release store is seen.
+uint64_t prefs_atomic_load64(const uint64_t *word);
+
+/// Stores a 64-bit word with release order: everything written before is seen by an acquire load.
+void prefs_atomic_store64(uint64_t *word, uint64_t value);
+
+/// A full memory fence.
+void prefs_atomic_fence(void);
+
+/// Copies bytes that another process may be overwriting at the same moment (a reader checks
+/// afterwards, by the journal's generation, whether they were stable). Not instrumented by
+/// ThreadSanitizer: the race is the design, and the check after it makes it safe.
+void prefs_racy_copy(void *destination, const void *source, size_t count);
+
+/// CRC-32C (Castagnoli) of the bytes: the journal's record checksum.
+uint32_t prefs_crc32c(const void *bytes, size_t count);
+
 /// Linux: sleeps while the word still holds `expected`, at most `timeout_ms` milliseconds (a
 /// futex on a shared mapping, woken by `prefs_futex_wake_all` from any process). Returns 0 when
 /// woken or the value had changed, 1 on timeout, -1 elsewhere than Linux.
@@ -19,6 +43,36 @@ int prefs_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ms);
 
 /// Linux: wakes every process and thread waiting on the word. Returns -1 elsewhere than Linux.
 int prefs_futex_wake_all(uint32_t *word);
+
+/// The bytes a cross-process lock needs in the shared mapping (at most 128).
+size_t prefs_lock_size(void);
+
+/// Makes the cross-process lock in `memory` (zeroed, in a shared mapping) ready for use. Linux: a
+/// process-shared, robust, error-checking pthread mutex. Apple platforms: nothing, the lock is
+/// `flock` on the journal's descriptor. Returns 0, or an errno value.
+int prefs_lock_init(void *memory);
+
+/// The lock's outcomes.
+enum {
+    PREFS_LOCK_ACQUIRED = 0,
+    /// Acquired, but its previous holder died holding it: the state it guards may be half-changed.
+    PREFS_LOCK_ACQUIRED_OWNER_DIED = 1,
+    PREFS_LOCK_TIMED_OUT = 2,
+    /// This thread already holds it: waiting would never end.
+    PREFS_LOCK_WOULD_DEADLOCK = 3,
+    PREFS_LOCK_FAILED = 4,
+};
+
+/// Takes the cross-process lock, waiting at most `timeout_ms`. `descriptor` is this opener's own
+/// descriptor of the journal (used on Apple platforms, where the lock is `flock`).
+int prefs_lock_acquire(void *memory, int descriptor, int64_t timeout_ms);
+
+/// Releases the lock taken by `prefs_lock_acquire`.
+void prefs_lock_release(void *memory, int descriptor);
+
+/// Syncs the file's data to the medium: `fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms
+/// (a plain `fsync` there leaves it in the drive's cache). Returns 0, or -1 with errno.
+int prefs_sync_file(int descriptor);
 
 /// Apple platforms: posts the notify(3) notification `name` to every process. Returns 0 on
 /// success, -1 on failure or elsewhere than Apple platforms.

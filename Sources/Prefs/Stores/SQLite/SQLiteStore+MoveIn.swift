@@ -66,37 +66,38 @@ extension SQLiteStore {
             )
         }
         let marker = "moved-in:\(domain)"
-        return try core.withDatabase(during: "moveIn") { database in
-            let connection = database.connection
-            return try core.write(&database) { transaction in
-                if try core.perform({
-                    try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)])
-                })
-                    != nil
-                {
-                    return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
+        let isMarked = {
+            try self.core.withDatabase(during: "moveIn") { database in
+                try self.core.perform {
+                    try database.connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
                 }
-                guard objects != nil else {
-                    return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false)
-                }
-                try core.perform {
-                    try connection.run(
-                        "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)",
-                        [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
-                }
-                var copied: [String] = []
-                var kept: [String] = []
-                for (key, value) in converted {
-                    if transaction[key] == nil {
-                        transaction[key] = value
-                        copied.append(key)
-                    } else {
-                        kept.append(key)
-                    }
-                }
-                return MoveInReport(
-                    copied: copied.sorted(), keptExisting: kept.sorted(), alreadyMovedIn: false)
             }
         }
+        if try isMarked() { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true) }
+        guard objects != nil else { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false) }
+        // The values go through the journal like any write, then the mark into SQLite. A process
+        // killed between the two leaves the values without the mark: the next call copies
+        // nothing more (the keys exist) and marks it.
+        let report = try core.write { transaction in
+            var copied: [String] = []
+            var kept: [String] = []
+            for (key, value) in converted {
+                if transaction[key] == nil {
+                    transaction[key] = value
+                    copied.append(key)
+                } else {
+                    kept.append(key)
+                }
+            }
+            return MoveInReport(copied: copied.sorted(), keptExisting: kept.sorted(), alreadyMovedIn: false)
+        }
+        try core.withDatabase(during: "moveIn") { database in
+            try core.perform {
+                try database.connection.run(
+                    "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
+                    [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
+            }
+        }
+        return report
     }
 }

@@ -5,11 +5,15 @@ import Foundation
 extension SQLiteStore {
     /// The schema this release writes, kept in the file's `PRAGMA user_version` so later releases
     /// can migrate it (and this one refuses a newer file rather than misread it).
-    static let schemaVersion: Int64 = 1
+    ///
+    /// Version 2 adds the journal (`<name>-prefs`) and `prefs_meta.checkpointed_sequence`: a
+    /// release that knows only version 1 would write past the journal, so it must refuse the file.
+    static let schemaVersion: Int64 = 2
 
     struct Opened {
         var database: Database
-        var values: [StoreKey: PropertyListValue]
+        var cache: Cache
+        var journal: Journal?
         var recovery: CorruptionRecovery?
     }
 
@@ -28,15 +32,18 @@ extension SQLiteStore {
         try refuseSpecialNames(path)
         try createIfMissing(path: path)
         do {
-            return try connect(path: path, options: options, readOnly: false)
+            var opened = try connect(path: path, options: options, readOnly: false)
+            try openJournal(&opened, path: path, readOnly: false)
+            return opened
         } catch let error as SQLiteStoreError where error.kind == .cannotOpen || error.kind == .readOnly {
             // A file this process may read but not write (a read-only file, folder or file
             // system): open it for reading; every write then throws `.readOnly`. Where SQLite
             // cannot even create its `-shm` file, only an immutable open can read it.
             for immutable in [false, true] {
-                if let opened = try? connect(
+                if var opened = try? connect(
                     path: path, options: options, readOnly: true, immutable: immutable)
                 {
+                    try openJournal(&opened, path: path, readOnly: true)
                     return opened
                 }
             }
@@ -68,8 +75,9 @@ extension SQLiteStore {
                 try checkBelongsToPrefs(connection, path: path)
                 if !readOnly {
                     _ = try connection.text("PRAGMA journal_mode=WAL")
-                    try connection.execute(
-                        "PRAGMA synchronous=\(options.durability == .powerSafe ? "FULL" : "NORMAL")")
+                    // The connection only commits checkpoints: each is synced before the journal
+                    // drops what it moved, whatever the durability.
+                    try connection.execute("PRAGMA synchronous=FULL")
                     // On Apple platforms `fsync` leaves data in the drive's cache; only
                     // `F_FULLFSYNC` reaches the medium, and SQLite uses it only when asked.
                     // (Elsewhere these pragmas change nothing: one code path for every platform.)
@@ -83,6 +91,18 @@ extension SQLiteStore {
         } catch let failure as SQLiteConnection.Failure {
             throw SQLiteStoreError(path: path, failure)
         }
+    }
+
+    /// Opens the journal beside a loaded file: the cache then catches up with its records.
+    static func openJournal(_ opened: inout Opened, path: String, readOnly: Bool) throws {
+        let journal = try Journal.open(
+            databasePath: path, file: opened.database.file, writable: !readOnly,
+            stored: opened.cache.position.sequence)
+        // Taking the lock once repairs what a process killed while writing left behind.
+        if let journal, journal.isWritable {
+            try journal.withLock(timeout: .seconds(10)) { _ in }
+        }
+        opened.journal = journal
     }
 
     /// Creates the folders (owner only) and an empty file readable by its owner only (0600);
@@ -143,7 +163,11 @@ extension SQLiteStore {
         // Two processes may open a new file at once: the write lock makes one create the schema.
         try connection.execute("BEGIN IMMEDIATE")
         do {
-            if try connection.integer("PRAGMA user_version") == 0 {
+            let version = try connection.integer("PRAGMA user_version") ?? 0
+            if version == 1 {
+                // Version 1 has the same tables; its rows are all "checkpointed" already.
+                try connection.execute("PRAGMA user_version = \(schemaVersion)")
+            } else if version == 0 {
                 try checkBelongsToPrefs(connection, path: path)
                 // A removal is kept as a row whose value is NULL, with the sequence number of the
                 // write that made it, so other processes can catch up by sequence number alone.
@@ -174,17 +198,17 @@ extension SQLiteStore {
         // `data_version` is read first: it starts the read transaction the rows are read in.
         let dataVersion = try connection.integer("PRAGMA data_version") ?? 0
         let version = try connection.integer("PRAGMA user_version") ?? 0
-        guard version == schemaVersion else {
+        guard version >= 1 && version <= schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
             throw SQLiteStoreError(
                 path: path, kind: version > schemaVersion ? .newerSchema(found: Int(version)) : .readOnly,
                 detail: "schema version \(version), expected \(schemaVersion)")
         }
         var values: [StoreKey: PropertyListValue] = [:]
-        var lastSequence: Int64 = 0
+        var lastSequence = try SQLiteStoreCore.checkpointedSequence(connection)
         var undecodable: [String] = []
         try connection.run("SELECT key, value, seq FROM prefs_entries") { row in
-            lastSequence = max(lastSequence, row.integer(2))
+            lastSequence = max(lastSequence, UInt64(bitPattern: row.integer(2)))
             guard !row.isNull(1) else { return }
             let key = row.text(0)
             if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
@@ -202,17 +226,19 @@ extension SQLiteStore {
                         .utf8))
         }
         return Opened(
-            database: Database(
-                connection: connection, lastSequence: lastSequence, dataVersion: dataVersion,
-                file: FileIdentity(path: path)),
-            values: values, recovery: nil)
+            database: Database(connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
+            cache: Cache(
+                values: values,
+                position: Journal.Position(
+                    sequence: lastSequence, generation: .max, offset: Journal.Layout.headerSize)),
+            journal: nil, recovery: nil)
     }
 
     /// Called (for tests) after a store at the given path has read its rows and before its load
     /// transaction ends: a test commits from another connection here.
     static let testHooks = Locked<[String: @Sendable () -> Void]>([:])
 
-    /// Moves a damaged file (and its `-wal`/`-shm` companions) to `<name>.corrupt-<timestamp>`.
+    /// Moves a damaged file (and its `-wal`, `-shm` and `-prefs` companions) to `<name>.corrupt-<timestamp>`.
     private static func moveAside(path: String, because error: SQLiteStoreError) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -226,7 +252,7 @@ extension SQLiteStore {
         }
         do {
             try FileManager.default.moveItem(atPath: path, toPath: destination)
-            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            for suffix in ["-wal", "-shm", "-prefs"] where FileManager.default.fileExists(atPath: path + suffix) {
                 try FileManager.default.moveItem(atPath: path + suffix, toPath: destination + suffix)
             }
         } catch let moveError {

@@ -4,23 +4,20 @@ extension SQLiteStore {
     /// When a write counts as done, and what a crash can take away.
     ///
     /// ```swift
-    /// let store = try SQLiteStore(path: path, options: .init(durability: .deferred(maxDelay: .milliseconds(50))))
+    /// let store = try SQLiteStore(path: path, options: .init(durability: .powerSafe))
     /// ```
     public enum Durability: Sendable, Equatable {
-        /// Each write is committed (WAL, `synchronous=NORMAL`) before the call returns. It survives
-        /// the process being killed at any instant (`kill -9`, a crash). A power loss or an
-        /// operating-system crash can lose the last commits (never corrupt the file).
+        /// A write is in the shared journal before the call returns: it survives the process being
+        /// killed at any instant (`kill -9`, a crash), and every other process sees it. A power
+        /// loss or an operating-system crash can lose the latest writes that the system had not
+        /// yet written back to the disk (on Linux, typically up to about 30 seconds' worth;
+        /// everything before a ``SQLiteStore/flush()`` returned is safe); it never corrupts the
+        /// file.
         case committed
-        /// As ``committed``, and every commit is also synced to the disk (`synchronous=FULL`): it
+        /// As ``committed``, and the journal is synced to the disk before the write returns: it
         /// survives a power loss too, at the cost of an `fsync` per write. On Apple platforms the
-        /// sync is `F_FULLFSYNC` (`PRAGMA fullfsync` and `checkpoint_fullfsync`), since a plain
-        /// `fsync` there leaves the data in the drive's cache.
+        /// sync is `F_FULLFSYNC`, since a plain `fsync` there leaves the data in the drive's cache.
         case powerSafe
-        /// A write is acknowledged from memory (visible at once to this process and its
-        /// observers) and committed with others in the background within `maxDelay`, or at
-        /// ``SQLiteStore/flush()``. A crash, a `kill -9` or an exit without `flush()` loses the
-        /// writes of at most the last `maxDelay`. `update` still commits at once.
-        case deferred(maxDelay: Duration)
     }
 
     /// How a store opens and writes its file.
@@ -38,11 +35,11 @@ extension SQLiteStore {
         public var recreateOnCorruption: Bool
         /// How long a write waits for another process's write lock before throwing.
         public var busyTimeout: Duration
-        /// The longest the store goes without checking whether another connection committed.
+        /// The longest a store's watch sleeps without looking for other processes' writes.
         ///
-        /// The check is a cheap `PRAGMA data_version`, made when no signal woke the store: every
-        /// commit by this release signals at once, so this only bounds how late a writer that
-        /// does not signal (an older release) is seen. Nothing else runs while the store is idle.
+        /// Every write wakes the watches that sleep, so this is only a safety net (and how often a
+        /// store opened read-only, which cannot ask to be woken, looks). Reads never wait for it:
+        /// a read looks at the journal itself.
         public var refreshInterval: Duration
 
         /// Options with the given settings; the defaults suit most programs.

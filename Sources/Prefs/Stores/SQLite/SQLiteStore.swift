@@ -1,38 +1,43 @@
 import Dispatch
 import Foundation
 
-/// A store in a SQLite file: durable, safe for several processes at once, crash-safe; the
-/// default store on Linux.
+/// A store in a SQLite file: durable, safe for several processes at once, crash-safe, and as
+/// fast as memory; the default store on Linux.
 ///
 /// ```swift
 /// let prefs = Preferences(store: try SQLiteStore(path: "/var/lib/app/prefs.sqlite"))
-/// prefs[.volume] = 0.8   // committed before this line returns
+/// prefs[.volume] = 0.8   // safe against kill -9 before this line returns
 /// ```
 ///
-/// **Durability.** See ``Durability``: by default every write is committed before it returns and
-/// survives `kill -9` at any instant; `.powerSafe` also survives power loss; `.deferred` batches
-/// commits in the background and can lose the last moments of writes.
+/// **How it writes.** A write is appended to a journal beside the file, `<name>-prefs`, which
+/// every process that opens the store maps into memory: it costs about a microsecond, and it
+/// survives the process being killed at any instant, because the record is in the operating
+/// system's page cache once the call returns. Batches of records are moved into SQLite in one
+/// transaction in the background (and when the store closes, or at ``flush()``), so the SQLite
+/// file is only ever changed by SQLite transactions and stays readable by any SQLite tool. See
+/// ``Durability`` for what a power loss can take.
 ///
-/// **Consistency.** Reads come from an in-process cache of the whole store. It is current after
-/// this process's own writes, and it is refreshed when another process commits: every commit
-/// signals every store on the file (a futex on a shared counter on Linux, notify(3) on Apple
-/// platforms, see ``ChangeSignal``), which then reads only the rows that changed; every write
-/// also catches up first. Nothing runs while nobody writes but a safety-net check every
-/// ``Options/refreshInterval``. So a read is behind another process's commit only for the moment
-/// the signal takes (well under a millisecond on Linux), never behind this process. `update` reads
-/// and writes inside one `BEGIN IMMEDIATE` transaction, so it is atomic across processes.
+/// **Files.** `<name>` (SQLite), `<name>-wal` and `<name>-shm` (SQLite's own), and
+/// `<name>-prefs` (the journal), all readable by their owner only.
+///
+/// **Consistency.** Reads come from an in-process cache of the whole store. A read first looks
+/// at one word of the journal: when another process wrote since, the cache applies its records
+/// before answering. So a read that starts after a write returned, in any process, sees it.
+/// `update` runs holding the journal's cross-process lock, so it is atomic across processes.
 ///
 /// **Observation.** Changes from this process and from other processes on the same file reach
-/// ``observe(_:)`` and everything built on it.
+/// ``observe(_:)`` and everything built on it: a writer wakes the stores that sleep waiting for
+/// changes (a futex on Linux, notify(3) on Apple platforms); nothing polls.
 ///
 /// **Failures.** A corrupt file, or one that is not SQLite, throws ``SQLiteStoreError`` at
-/// opening, unless ``Options/recreateOnCorruption`` is set. A full disk or read-only file throws
-/// from the write, and what was stored stays as it was. When the file is deleted or another file
-/// is moved over its path, writes throw ``SQLiteStoreError/Kind/replaced`` rather than report
-/// success for data nobody would read.
+/// opening, unless ``Options/recreateOnCorruption`` is set. A journal whose records fail their
+/// checksum is cut at the first bad record, and the cut is reported on stderr. A full disk or a
+/// read-only file throws from the write, and what was stored stays as it was. When the file is
+/// deleted or another file is moved over its path, writes throw
+/// ``SQLiteStoreError/Kind/replaced`` rather than report success for data nobody would read.
 ///
-/// **Closing.** The file is closed when the last reference to the store goes away, on the thread
-/// that lets go of it (after committing deferred writes): background work never holds the store.
+/// **Closing.** The journal is moved into SQLite and the file closed when the last reference to
+/// the store goes away, on the thread that lets go of it: background work never holds the store.
 public final class SQLiteStore: PreferenceStore {
     /// The database file.
     public let path: String
@@ -41,12 +46,11 @@ public final class SQLiteStore: PreferenceStore {
     /// Set when the file was corrupt and ``Options/recreateOnCorruption`` replaced it.
     public let recovery: CorruptionRecovery?
 
-    /// The connection, the cache and the write path; shared with the background refresh and
-    /// deferred commits, which hold it (never this object) so that closing stays here.
+    /// The files, the cache and the write path; shared with the watch and background
+    /// checkpoints, which hold it (never this object) so that closing stays here.
     let core: SQLiteStoreCore
-    /// Wakes the store when another connection commits (see ``ChangeSignal``); holds the core
-    /// weakly.
-    private let watch: ChangeSignal.Watch
+    /// Wakes the store when another store on the file writes; holds the core weakly.
+    private let watch: JournalWatch
 
     /// Opens (creating when needed, with its folders) the store at `path`.
     ///
@@ -60,8 +64,9 @@ public final class SQLiteStore: PreferenceStore {
         recovery = opened.recovery
         let core = SQLiteStoreCore(path: path, options: options, opened: opened)
         self.core = core
-        watch = core.signal.watch(interval: options.refreshInterval) { [weak core] in
-            core?.refreshFromOtherProcesses()
+        core.catchUp()  // the journal's records since the last checkpoint
+        watch = JournalWatch(journal: core.journal, interval: options.refreshInterval) { [weak core] in
+            core?.lookForChanges() ?? false
         }
         if let recovery { FileHandle.standardError.write(Data("prefs: \(recovery)\n".utf8)) }
     }
@@ -77,46 +82,44 @@ public final class SQLiteStore: PreferenceStore {
     /// The number of live observations of this store.
     public var observerCount: Int { core.observers.count }
 
-    /// The stored value from the cache.
+    /// The stored value, from the cache (current with every write made before this call).
     public func value(forKey key: String) -> PropertyListValue? {
-        core.values.withLock { $0[StoreKey(key)] }
+        let key = StoreKey(key)
+        return core.read { $0.values[key] }
     }
 
     /// Every stored key and value, from the cache.
     public func snapshot() -> [StoreKey: PropertyListValue] {
-        core.values.withLock { $0 }
+        core.read { $0.values }
     }
 
     /// Every stored key, from the cache.
     public func keys() -> [String] {
-        core.values.withLock { $0.keys.map(\.name) }
+        core.read { $0.values.keys.map(\.name) }
     }
 
-    /// Stores or removes one value: committed before returning, or queued in deferred mode.
+    /// Stores or removes one value, durable (as ``Options/durability`` says) before returning.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
-        if case .deferred(let maxDelay) = options.durability {
-            try value?.checkNesting()
-            try core.enqueueDeferred([StoreKey(key): value], maxDelay: maxDelay)
-        } else {
-            try transaction { $0[key] = value }
-        }
+        try core.write { $0[key] = value }
     }
 
-    /// Runs `body` inside one `BEGIN IMMEDIATE` transaction: atomic across processes.
+    /// Runs `body` holding the journal's cross-process lock, on values current with every
+    /// process's writes, and appends its writes as one record: atomic across processes.
     ///
     /// A write to this store from inside `body` (other than through `body`'s transaction) stops
     /// the program with a message: it would wait for itself.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try core.withDatabase(during: "a transaction") { database in try core.write(&database, body) }
+        try core.write(body)
     }
 
-    /// Commits every deferred write now; throws when the commit fails (the writes stay queued and
-    /// are tried again).
+    /// Moves every write made so far into SQLite and syncs it to the disk; throws when that
+    /// fails (the writes stay in the journal and are moved later).
     ///
-    /// Does nothing in the other modes, where every write is already committed.
+    /// Writes are safe against `kill -9` without it; call it where a power loss must not take
+    /// the last writes, or to leave a self-contained SQLite file for other tools.
     ///
     /// ```swift
-    /// try store.flush()  // before exiting, in deferred mode
+    /// try store.flush()
     /// ```
     public func flush() throws {
         try core.flush()

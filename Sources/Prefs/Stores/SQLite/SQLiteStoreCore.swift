@@ -1,18 +1,25 @@
+import CPrefsShared
 import Dispatch
 import Foundation
 
 extension SQLiteStore {
-    /// The connection, and what it has seen of the file.
+    /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
     struct Database {
         let connection: SQLiteConnection
-        /// The highest change sequence number this process has applied to its cache.
-        var lastSequence: Int64
-        /// `PRAGMA data_version` when the cache was last refreshed.
+        /// `PRAGMA data_version` when this connection last read the rows (a store without a
+        /// journal polls it).
         var dataVersion: Int64
         /// The file the connection opened, to notice when the path names another one.
         let file: FileIdentity?
         /// Set when the store closed the connection; nothing runs on it after that.
         var isClosed = false
+    }
+
+    /// What reads answer from: every value, and how far into the journal it is.
+    struct Cache {
+        var values: [StoreKey: PropertyListValue]
+        /// Every record up to this sequence number is applied.
+        var position: Journal.Position
     }
 }
 
@@ -30,121 +37,284 @@ struct FileIdentity: Equatable {
     }
 }
 
-/// Everything an ``SQLiteStore`` does with its file: writing, catching up with other processes,
-/// deferred commits, closing.
+/// Everything an ``SQLiteStore`` does with its files: writing to the journal, reading other
+/// processes' records, checkpoints into SQLite, closing.
 ///
-/// Background work (the refresh timer, deferred commits) holds this object, never the store, so
-/// the store's last release (and the file's closing) happens on the thread of its user.
+/// Background work (the watch, checkpoints) holds this object, never the store, so the store's
+/// last release (and the file's closing) happens on the thread of its user.
 ///
-/// Lock order: `database`, then `pending`, then `values`.
+/// Lock order: `writer`, then `database` (and SQLite's write lock), then the journal's lock, then
+/// `cache`. Writes take `writer` and the journal's lock (and `database` before the journal's lock
+/// when they must catch up from SQLite); checkpoints take `database`, SQLite's write lock and
+/// the journal's lock; reads take `cache` (and `database` when catching up from SQLite).
 final class SQLiteStoreCore: Sendable {
     let path: String
     let options: SQLiteStore.Options
-    /// Held by every write and by catching up: one SQLite transaction at a time per store.
-    private let database: TransactionLock<SQLiteStore.Database>
-    /// Every stored value: what reads answer from.
-    let values: Locked<[StoreKey: PropertyListValue]>
-    /// Deferred mode: writes acknowledged but not yet committed, and whether a flush is scheduled.
-    let pending = Locked<(writes: [StoreKey: PropertyListValue?], flushScheduled: Bool)>(([:], false))
+    /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
+    let journal: Journal?
+    /// One write at a time per store among this process's threads.
+    private let writer: TransactionLock<Void>
+    private let database: Locked<SQLiteStore.Database>
+    let cache: Locked<SQLiteStore.Cache>
     let observers = StoreObservers(label: "SQLite")
-    /// Tells the other stores on the file about each commit.
-    let signal: ChangeSignal
+    /// Set while a background checkpoint is queued or running.
+    private let checkpointQueued = Locked(false)
+
+    /// The journal's size at which a write queues a checkpoint in the background.
+    static let checkpointThreshold = 1 << 20
+    /// The size at which a write first moves the journal into SQLite itself.
+    static let journalLimit = 64 << 20
 
     init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
         self.path = path
         self.options = options
-        signal = ChangeSignal(databasePath: path, file: opened.database.file)
-        database = TransactionLock(
-            opened.database, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
-        values = Locked(opened.values)
+        journal = opened.journal
+        writer = TransactionLock((), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        database = Locked(opened.database)
+        cache = Locked(opened.cache)
     }
 
-    /// Runs `body` holding the database; another thread's transaction is waited for at most the
-    /// busy timeout, like another process's.
-    func withDatabase<Result>(during operation: String, _ body: (inout SQLiteStore.Database) throws -> Result)
-        throws -> Result
-    {
-        do {
-            return try database.withLock(during: operation) { database in
-                guard !database.isClosed else {
-                    throw SQLiteStoreError(path: path, kind: .other, detail: "the store is closed")
-                }
-                return try body(&database)
-            }
-        } catch let timeout as TransactionTimeoutError {
-            throw SQLiteStoreError(path: path, kind: .busy, detail: timeout.description)
-        }
-    }
-
-    /// Commits deferred writes, then closes the connection; called once, by the store's `deinit`.
+    /// Moves the journal into SQLite, then closes the connection; called once, by the store's
+    /// `deinit`.
     func close() {
-        do {
-            try flush()
-        } catch {
-            FileHandle.standardError.write(
-                Data("prefs: closing \(path): deferred writes lost: \(error)\n".utf8))
+        if let journal, journal.isWritable, journal.usedBytes > 0 {
+            do { try checkpoint() } catch {
+                // Nothing is lost: the records stay in the journal for the next store to move.
+                journal.report("could not move the journal into SQLite while closing: \(error)")
+            }
         }
-        try? withDatabase(during: "closing") { database in
+        database.withLock { database in
             database.connection.close()
             database.isClosed = true
         }
     }
 
+    // MARK: - Reading
+
+    /// Brings the cache up to date with every record written before this call.
+    func catchUp() { read { _ in } }
+
+    /// Runs `body` on the cache once it holds every record written before this call.
+    func read<Result>(_ body: (SQLiteStore.Cache) -> Result) -> Result {
+        while true {
+            let result: Result? = cache.withLock { cache in
+                guard let journal, journal.sequence > cache.position.sequence else { return body(cache) }
+                guard catchUpWithoutLock(&cache, journal) else { return nil }
+                return body(cache)
+            }
+            if let result { return result }
+            // Behind what the journal still holds: the rest is in SQLite.
+            do { try catchUpFromSQLite() } catch {
+                journal?.report("cannot read the changes from SQLite: \(error)")
+                return cache.withLock { body($0) }
+            }
+        }
+    }
+
+    /// Applies the records after the cache's position, reading the journal without its lock.
+    /// Returns false when the journal no longer holds them all (they are in SQLite).
+    private func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> Bool {
+        for attempt in 0... {
+            let generation = journal.generation
+            if generation % 2 == 1 {
+                // Records are being moved: a `memcpy` under the lock, over in microseconds.
+                if attempt > 1000 { usleep(100) } else { sched_yield() }
+                continue
+            }
+            let announced = journal.sequence
+            let base = journal.baseSequence
+            let end = journal.writeOffset
+            guard cache.position.sequence >= base else { return false }
+            let start = cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
+            var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
+            var records: [JournalRecord] = []
+            while let record = scan.next() {
+                if record.sequence > cache.position.sequence { records.append(record) }
+            }
+            prefs_atomic_fence()
+            guard journal.generation == generation else { continue }
+            if let failure = scan.failure {
+                // Stable bytes that are not a record: damage. The next writer repairs the journal.
+                journal.report("\(failure); reading stops there")
+            }
+            apply(records, to: &cache)
+            cache.position = Journal.Position(
+                sequence: max(scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
+                generation: generation, offset: scan.offset)
+            return true
+        }
+        return false
+    }
+
+    /// Applies records to the cache and tells observers, one change per record (in order).
+    private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
+        var undecodable: Set<String> = []
+        for record in records {
+            var change: [StoreKey: PropertyListValue?] = [:]
+            for entry in record.entries {
+                guard let encoded = entry.encodedValue else {
+                    change[entry.key] = .some(nil)
+                    continue
+                }
+                if let value = try? PropertyListValue(binaryEncoded: encoded) {
+                    change[entry.key] = .some(value)
+                } else {
+                    undecodable.insert(entry.key.name)
+                }
+            }
+            for (key, value) in change { cache.values[key] = value }
+            observers.publish(StoreChange(values: change))
+        }
+        if !undecodable.isEmpty {
+            FileHandle.standardError.write(
+                Data("prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n".utf8))
+        }
+    }
+
+    /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
+    /// last checkpoint), then the journal's records after that.
+    func catchUpFromSQLite() throws {
+        try withDatabase(during: "catching up") { database in
+            let connection = database.connection
+            let known = cache.withLock { $0.position.sequence }
+            // Read before SQLite: records up to it were committed to SQLite before it was set.
+            let base = journal?.baseSequence ?? 0
+            var changed: [StoreKey: PropertyListValue?] = [:]
+            var undecodable: [String] = []
+            var highest = known
+            try perform {
+                try connection.execute("BEGIN")
+                defer { try? connection.execute("COMMIT") }
+                database.dataVersion = try connection.integer("PRAGMA data_version") ?? 0
+                highest = max(highest, try Self.checkpointedSequence(connection))
+                try connection.run(
+                    "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1", [.integer(Int64(bitPattern: known))]
+                ) { row in
+                    let key = StoreKey(row.text(0))
+                    highest = max(highest, UInt64(bitPattern: row.integer(2)))
+                    if row.isNull(1) {
+                        changed[key] = .some(nil)
+                    } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+                        changed[key] = .some(value)
+                    } else {
+                        undecodable.append(key.name)
+                    }
+                }
+            }
+            if !undecodable.isEmpty {
+                FileHandle.standardError.write(
+                    Data("prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n".utf8))
+            }
+            if highest < base {
+                // SQLite lacks records the journal dropped: a power loss undid the checkpoint's
+                // commit (or the journal belongs to another copy of the database).
+                journal?.report(
+                    "the records after \(highest) up to \(base) are in neither the journal nor SQLite; continuing from \(base)")
+                highest = base
+            }
+            cache.withLock { cache in
+                // Only when nobody moved the cache meanwhile (then this read is not the newest).
+                guard cache.position.sequence == known else { return }
+                for (key, value) in changed { cache.values[key] = value }
+                cache.position = Journal.Position(sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
+                observers.publish(StoreChange(values: changed))
+            }
+        }
+    }
+
+    /// The sequence number up to which SQLite holds every record (0 for a file without one).
+    static func checkpointedSequence(_ connection: SQLiteConnection) throws -> UInt64 {
+        let stored = try connection.integer(
+            "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")
+        return UInt64(bitPattern: stored ?? 0)
+    }
+
+    /// Called by the watch: reads what other stores wrote. Returns whether there was anything new.
+    func lookForChanges() -> Bool {
+        guard let journal else {
+            // No journal: SQLite's `data_version` says whether another connection committed.
+            let moved = (try? withDatabase(during: "a refresh") { database in
+                try perform { try database.connection.integer("PRAGMA data_version") } != database.dataVersion
+            }) ?? false
+            if moved { try? catchUpFromSQLite() }
+            return moved
+        }
+        let before = cache.withLock { $0.position.sequence }
+        guard journal.sequence > before else { return false }
+        return read { $0.position.sequence } > before
+    }
+
     // MARK: - Writing
 
-    /// One write transaction: catch up with other processes, run `body`, commit its writes
-    /// (together with any deferred writes), then update the cache and tell observers.
-    ///
-    /// `body` reads the cache, which is exactly the file's state here: the write lock is held and
-    /// the catch-up is done. It reads key by key rather than from a copy, because a copy of a
-    /// large cache that is then modified would cost a full copy per write.
-    func write<Result>(
-        _ database: inout SQLiteStore.Database, _ body: (inout StoreTransaction) throws -> Result
-    )
-        throws -> Result
-    {
-        let connection = database.connection
-        try perform {
-            try connection.retryingWhileBusy(timeout: options.busyTimeout) {
-                try connection.run("BEGIN IMMEDIATE")
+    /// One write: `body` runs on the cache (current with every process's writes) holding the
+    /// journal's lock, and its writes are appended as one record.
+    func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        guard let journal, journal.isWritable else {
+            throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
+        }
+        if journal.usedBytes > Self.journalLimit { try checkpoint() }
+        return try withWriter { 
+            try checkFileIsTheOneOpened()
+            while true {
+                // Outside the journal's lock: catching up from SQLite takes the connection, which
+                // comes before the journal's lock.
+                catchUp()
+                let outcome = try journal.withLock(timeout: options.busyTimeout) { locked in
+                    try writeHoldingLock(journal, locked, body)
+                }
+                if let (result, wake) = outcome {
+                    if wake { journal.wakeWatchers() }
+                    if options.durability == .powerSafe { try journal.sync() }
+                    if journal.usedBytes > Self.checkpointThreshold { queueCheckpoint() }
+                    return result
+                }
             }
         }
-        var deferred: [StoreKey: PropertyListValue?] = [:]
+    }
+
+    /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
+    private func withWriter<Result>(_ body: () throws -> Result) throws -> Result {
         do {
-            try checkFileIsTheOneOpened(database)
-            deferred = pending.withLock { pending in
-                defer { pending.writes = [:] }
-                return pending.writes
-            }
-            try catchUp(&database, keeping: Set(deferred.keys))
-            var transaction = StoreTransaction(reading: values)
-            let result = try body(&transaction)
-            let writes = transaction.writes
-            try PropertyListValue.checkNesting(of: writes)
-            let sequence = database.lastSequence + 1
-            try store(deferred.merging(writes) { _, new in new }, sequence: sequence, on: connection)
-            try perform { try connection.run("COMMIT") }
-            signal.post()
-            database.lastSequence = sequence
-            values.withLock { values in
-                for (key, value) in writes { values[key] = value }
-            }
-            // Published while the database lock is held, so observers hear in commit order.
-            observers.publish(StoreChange(values: writes))
-            return result
-        } catch {
-            try? connection.run("ROLLBACK")
-            restorePending(deferred)
-            throw error
+            return try writer.withLock(during: "a write") { _ in try body() }
+        } catch let timeout as TransactionTimeoutError {
+            throw SQLiteStoreError(path: path, kind: .busy, detail: timeout.description)
         }
+    }
+
+    /// The write itself; `nil` when the cache fell behind what the journal holds (a checkpoint
+    /// ran meanwhile), to catch up from SQLite and try again.
+    private func writeHoldingLock<Result>(
+        _ journal: Journal, _ locked: Journal.Locked, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> (Result, wake: Bool)? {
+        let caughtUp = cache.withLock { cache in
+            cache.position.sequence >= journal.sequence || catchUpWithoutLock(&cache, journal)
+        }
+        guard caughtUp else { return nil }
+        var transaction = StoreTransaction(
+            read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
+            keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
+        let result = try body(&transaction)
+        let writes = transaction.writes
+        guard !writes.isEmpty else { return (result, false) }
+        try PropertyListValue.checkNesting(of: writes)
+        let sequence = journal.sequence + 1
+        let record = JournalRecord.encode(writes, sequence: sequence)
+        let end = try journal.append(record, locked: locked)
+        cache.withLock { cache in
+            for (key, value) in writes { cache.values[key] = value }
+            cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
+            // Published holding the journal's lock: observers hear in the order of the records.
+            observers.publish(StoreChange(values: writes))
+        }
+        return (result, journal.announce(locked: locked))
     }
 
     /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
     ///
     /// Deleted, or another file moved over it: a write would report success for data nobody
-    /// reads. A `stat` call: well under a microsecond.
-    private func checkFileIsTheOneOpened(_ database: SQLiteStore.Database) throws {
-        guard let opened = database.file else { return }
+    /// reads. A `stat` call: a fraction of a microsecond.
+    private func checkFileIsTheOneOpened() throws {
+        guard let opened = database.withLock({ $0.file }) else { return }
         let now = FileIdentity(path: path)
         guard now != opened else { return }
         throw SQLiteStoreError(
@@ -152,74 +322,103 @@ final class SQLiteStoreCore: Sendable {
             detail: now == nil ? "no file is at the path any more" : "another file is at the path now")
     }
 
-    /// Upserts each value (a removal is a row whose value is NULL, so other processes can see it).
-    private func store(
-        _ writes: [StoreKey: PropertyListValue?], sequence: Int64, on connection: SQLiteConnection
-    ) throws {
-        for (key, value) in writes {
-            try perform {
-                try connection.run(
-                    """
-                    INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
-                    ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-                    """,
-                    [.text(key.name), value.map { .blob($0.binaryEncoded()) } ?? .null, .integer(sequence)])
+    // MARK: - Checkpoints: moving the journal into SQLite
+
+    /// Queues a checkpoint in the background (one at a time per store).
+    private func queueCheckpoint() {
+        let queued = checkpointQueued.withLock { queued in
+            defer { queued = true }
+            return queued
+        }
+        guard !queued else { return }
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            guard let self else { return }
+            defer { checkpointQueued.withLock { $0 = false } }
+            do { try checkpoint() } catch let error as SQLiteStoreError where error.detail == "the store is closed" {
+                return
+            } catch {
+                // Nothing is lost (the records stay in the journal); the next write tries again.
+                journal?.report("moving the journal into SQLite failed, will try again: \(error)")
             }
         }
     }
 
-    // MARK: - Seeing other processes' writes
-
-    /// Reads the rows other processes changed since this process last looked, applies them to the
-    /// cache (except keys with a deferred write of ours, which will win), and tells observers.
-    func catchUp(_ database: inout SQLiteStore.Database, keeping ownKeys: Set<StoreKey> = []) throws {
-        let connection = database.connection
-        // `data_version` changes only when another connection commits: when it has not, there is
-        // nothing to read, and a write costs no extra query.
-        let version = try perform { try connection.integer("PRAGMA data_version") } ?? 0
-        guard version != database.dataVersion else { return }
-        var changed: [StoreKey: PropertyListValue?] = [:]
-        var undecodable: [String] = []
-        var highest = database.lastSequence
-        try perform {
-            try connection.run(
-                "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1 ORDER BY seq",
-                [.integer(database.lastSequence)]
-            ) { row in
-                let key = StoreKey(row.text(0))
-                highest = max(highest, row.integer(2))
-                if row.isNull(1) {
-                    changed[key] = .some(nil)
-                } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
-                    changed[key] = .some(value)
-                } else {
-                    // Not a removal: a value this release cannot read. The cache keeps what it had.
-                    undecodable.append(key.name)
+    /// Moves every record in the journal into SQLite in one transaction (synced), then drops
+    /// them from the journal.
+    ///
+    /// A process killed before the commit leaves the records in the journal; one killed after it
+    /// leaves them in both, and `checkpointed_sequence` says which are already in SQLite.
+    func checkpoint() throws {
+        guard let journal, journal.isWritable else { return }
+        try withDatabase(during: "a checkpoint") { database in
+            let connection = database.connection
+            try perform {
+                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                    try connection.run("BEGIN IMMEDIATE")
                 }
             }
+            let moved: UInt64
+            do {
+                let checkpointed = try perform { try Self.checkpointedSequence(connection) }
+                // What an earlier checkpoint committed but did not drop is dropped first; from
+                // here on nobody else moves records (that takes SQLite's write lock, held here).
+                let (end, generation) = try journal.withLock(timeout: options.busyTimeout) { locked in
+                    journal.drop(through: checkpointed, locked: locked)
+                    return (journal.writeOffset, journal.generation)
+                }
+                var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
+                var latest: [StoreKey: (value: Data?, sequence: UInt64)] = [:]
+                while let record = scan.next() {
+                    guard record.sequence > checkpointed else { continue }
+                    for entry in record.entries { latest[entry.key] = (entry.encodedValue, record.sequence) }
+                }
+                guard journal.generation == generation, scan.failure == nil else {
+                    throw SQLiteStoreError(
+                        path: path, kind: .corrupt,
+                        detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+                }
+                moved = scan.lastSequence
+                if moved > checkpointed {
+                    try perform {
+                        for (key, entry) in latest {
+                            try connection.run(
+                                """
+                                INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
+                                ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
+                                """,
+                                [
+                                    .text(key.name), entry.value.map { .blob($0) } ?? .null,
+                                    .integer(Int64(bitPattern: entry.sequence)),
+                                ])
+                        }
+                        try connection.run(
+                            """
+                            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
+                            ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                            """, [.integer(Int64(bitPattern: moved))])
+                    }
+                }
+                try perform { try connection.run("COMMIT") }
+            } catch {
+                try? connection.run("ROLLBACK")
+                throw error
+            }
+            try journal.withLock(timeout: options.busyTimeout) { locked in journal.drop(through: moved, locked: locked) }
         }
-        if !undecodable.isEmpty {
-            FileHandle.standardError.write(
-                Data(
-                    "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
-                        .utf8))
-        }
-        database.lastSequence = highest
-        database.dataVersion = version
-        let pendingKeys = pending.withLock { Set($0.writes.keys) }.union(ownKeys)
-        changed = changed.filter { !pendingKeys.contains($0.key) }
-        guard !changed.isEmpty else { return }
-        values.withLock { values in
-            for (key, value) in changed { values[key] = value }
-        }
-        observers.publish(StoreChange(values: changed))
     }
 
-    /// Checks whether another connection committed, and catches up only then.
-    ///
-    /// Called by the refresh timer; `PRAGMA data_version` costs about a microsecond.
-    func refreshFromOtherProcesses() {
-        _ = try? withDatabase(during: "a refresh") { database in try catchUp(&database) }
+    // MARK: - The connection
+
+    /// Runs `body` holding the connection.
+    func withDatabase<Result>(during operation: String, _ body: (inout SQLiteStore.Database) throws -> Result)
+        throws -> Result
+    {
+        try database.withLock { database in
+            guard !database.isClosed else {
+                throw SQLiteStoreError(path: path, kind: .other, detail: "the store is closed")
+            }
+            return try body(&database)
+        }
     }
 
     /// Runs a SQLite call, turning its failure into an ``SQLiteStoreError`` naming this file.
@@ -231,61 +430,16 @@ final class SQLiteStoreCore: Sendable {
         }
     }
 
-    // MARK: - The deferred mode: writes acknowledged from memory, committed in batches
-
-    /// Commits every deferred write now.
+    /// Commits everything written so far into SQLite and syncs it.
+    ///
+    /// Inside a transaction on this thread it cannot (the transaction holds the journal): it
+    /// syncs the journal instead, which makes every earlier write as durable.
     func flush() throws {
-        guard pending.withLock({ !$0.writes.isEmpty }) else { return }
-        try withDatabase(during: "flush()") { database in
-            guard pending.withLock({ !$0.writes.isEmpty }) else { return }
-            // An empty write of its own: `write` commits the queued writes with it.
-            try write(&database) { _ in }
-        }
-    }
-
-    /// Queues writes: visible at once in the cache and to observers, committed within `maxDelay`.
-    func enqueueDeferred(_ writes: [StoreKey: PropertyListValue?], maxDelay: Duration) throws {
-        if database.isHeldByCurrentThread {
-            // The same misuse as a nested transaction, reported the same way.
-            try withDatabase(during: "a write") { _ in }
-        }
-        let needsSchedule = pending.withLock { pending in
-            for (key, value) in writes { pending.writes[key] = .some(value) }
-            values.withLock { values in
-                for (key, value) in writes { values[key] = value }
-            }
-            // Published under the lock, so observers hear in the order writes were made.
-            observers.publish(StoreChange(values: writes))
-            defer { pending.flushScheduled = true }
-            return !pending.flushScheduled
-        }
-        if needsSchedule { scheduleFlush(after: maxDelay) }
-    }
-
-    /// Puts writes taken for a commit that failed back in the queue, unless newer ones came since.
-    private func restorePending(_ writes: [StoreKey: PropertyListValue?]) {
-        guard !writes.isEmpty, case .deferred(let maxDelay) = options.durability else { return }
-        let needsSchedule = pending.withLock { pending in
-            for (key, value) in writes where pending.writes[key] == nil { pending.writes[key] = .some(value) }
-            defer { pending.flushScheduled = true }
-            return !pending.flushScheduled
-        }
-        if needsSchedule { scheduleFlush(after: maxDelay) }
-    }
-
-    private func scheduleFlush(after delay: Duration) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
-            guard let self else { return }
-            pending.withLock { $0.flushScheduled = false }
-            do {
-                try flush()
-            } catch let error as SQLiteStoreError where error.detail == "the store is closed" {
-                return
-            } catch {
-                // Nobody is waiting for this write to throw: say so once per failure, and retry.
-                FileHandle.standardError.write(
-                    Data("prefs: deferred commit failed, will retry: \(error)\n".utf8))
-            }
+        guard let journal, journal.isWritable else { return }
+        if writer.isHeldByCurrentThread {
+            try journal.sync()
+        } else {
+            try checkpoint()
         }
     }
 }

@@ -1,0 +1,406 @@
+import CPrefsShared
+import Foundation
+
+/// The SQLite store's write-ahead journal: `<name>-prefs`, mapped shared by every process that
+/// opens the store, where a write costs a `memcpy` instead of a SQLite commit.
+///
+/// The design and its invariants are in `docs/sqlite-journal-design.md`; in short:
+///
+/// - **Layout.** A header page, then records from byte 4096 on. The header holds a magic
+///   (`PrefsJnl`), the format version, the change counter (the futex word watchers sleep on), a
+///   word saying whether anyone sleeps, the last record's sequence number, where the records end
+///   (`writeOffset`), the sequence number below which records were moved into SQLite and dropped
+///   (`baseSequence`), a generation that is odd while records are being moved, the size writers
+///   grew the file to, and a cross-process lock (a robust pthread mutex on Linux; `flock` on the
+///   descriptor on Apple platforms).
+/// - **Records** (``JournalRecord``) are one write or one whole transaction each, with a
+///   sequence number one higher than the last and a CRC-32C: all-or-nothing by construction.
+/// - **Writing** happens under the lock: the record's bytes first, then `writeOffset`, then the
+///   sequence number (release stores), so a reader that sees a sequence number finds its record
+///   complete. A writer marks the header while it writes: whoever takes the lock next and finds
+///   the mark (its holder died) checks the records and cuts them at the first incomplete one.
+/// - **Reading** takes no lock: one acquire load of the sequence number says whether anything
+///   changed; records below `writeOffset` never change while the generation stays the same, so a
+///   reader copies them and then checks the generation (a sequence lock).
+/// - **Checkpoints** move records into SQLite in one transaction that also records the last
+///   sequence number moved (`prefs_meta.checkpointed_sequence`); only then, under the lock, are
+///   they dropped from the journal. So a process killed at any instant leaves every record either
+///   still in the journal or in SQLite with its sequence number below the mark: nothing applied
+///   twice, nothing lost.
+final class Journal: @unchecked Sendable {
+    /// Where things are in the file.
+    enum Layout {
+        static let magic = Array("PrefsJnl".utf8)
+        /// The earlier, signal-only form of the file (no data): replaced by a journal when found.
+        static let signalMagic = Array("PrefsSig".utf8)
+        static let version: UInt32 = 2
+        static let headerSize = 4096
+        static let versionOffset = 8
+        static let counterOffset = 16
+        static let sleepersOffset = 20
+        static let writingOffset = 24
+        static let sequenceOffset = 32
+        static let writeOffsetOffset = 40
+        static let baseOffset = 48
+        static let generationOffset = 56
+        static let fileSizeOffset = 64
+        static let lockOffset = 128
+        /// The address space reserved for the mapping: the most the journal can hold at once.
+        static let reservation = MemoryLayout<Int>.size == 8 ? 1 << 30 : 64 << 20
+        /// Growth happens in steps of at least this much.
+        static let growthStep = 256 * 1024
+    }
+
+    /// The database the journal belongs to (errors name it).
+    let databasePath: String
+    /// `<name>-prefs`.
+    let path: String
+    /// False when the file could only be opened for reading: the store is then read-only.
+    let isWritable: Bool
+    /// The notify(3) name writers post to on Apple platforms.
+    let notificationName: String
+    let descriptor: Int32
+    private let mapping: UnsafeMutableRawPointer
+
+    private init(
+        databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer, isWritable: Bool,
+        file: FileIdentity?
+    ) {
+        self.databasePath = databasePath
+        self.path = path
+        self.descriptor = descriptor
+        self.mapping = mapping
+        self.isWritable = isWritable
+        notificationName = "prefs.sqlite.\(file?.device ?? 0).\(file?.inode ?? 0)"
+    }
+
+    deinit {
+        munmap(mapping, Layout.reservation)
+        close(descriptor)
+    }
+
+    // MARK: - The header
+
+    private func word32(_ offset: Int) -> UnsafeMutablePointer<UInt32> {
+        (mapping + offset).assumingMemoryBound(to: UInt32.self)
+    }
+
+    private func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+        (mapping + offset).assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// The last record's sequence number (or the base, when there is none).
+    var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
+    /// Where the records end.
+    var writeOffset: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.writeOffsetOffset))) }
+    /// Records with this sequence number or lower were moved into SQLite and dropped.
+    var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
+    /// Changes (to odd, then to even) whenever records are moved within the file.
+    var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
+    /// The size writers grew the file to.
+    var fileSize: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.fileSizeOffset))) }
+    /// The bytes of records the journal holds.
+    var usedBytes: Int { writeOffset - Layout.headerSize }
+
+    /// The futex word: one more after every record.
+    var counter: UnsafeMutablePointer<UInt32> { word32(Layout.counterOffset) }
+    /// Non-zero while some watcher sleeps, waiting to be woken.
+    var sleepers: UnsafeMutablePointer<UInt32> { word32(Layout.sleepersOffset) }
+
+    private func set(_ offset: Int, _ value: UInt64) { prefs_atomic_store64(word64(offset), value) }
+    private func set(_ offset: Int, _ value: Int) { set(offset, UInt64(value)) }
+
+    /// The bytes from `offset` (within the mapping), copied without trusting them to hold still.
+    func copyBytes(at offset: Int, count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            prefs_racy_copy(buffer.baseAddress, mapping + offset, count)
+            initialized = count
+        }
+    }
+
+    // MARK: - The lock
+
+    /// What a holder of the lock may do.
+    struct Locked {
+        fileprivate let journal: Journal
+    }
+
+    /// Runs `body` holding the cross-process lock, waiting at most `timeout` for it.
+    ///
+    /// When the last holder died holding it, or left a record or a move half-done, the records
+    /// are checked first and cut at the first one that is not whole (reported on stderr).
+    func withLock<Result>(timeout: Duration, _ body: (Locked) throws -> Result) throws -> Result {
+        guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
+        let lock = mapping + Layout.lockOffset
+        switch prefs_lock_acquire(lock, descriptor, Int64(timeout.wholeMilliseconds)) {
+        case Int32(PREFS_LOCK_ACQUIRED): break
+        case Int32(PREFS_LOCK_ACQUIRED_OWNER_DIED):
+            prefs_atomic_store(word32(Layout.writingOffset), 1)
+        case Int32(PREFS_LOCK_TIMED_OUT):
+            throw error(.busy, "another store held the journal \(path) locked longer than \(timeout)")
+        case Int32(PREFS_LOCK_WOULD_DEADLOCK):
+            throw error(
+                .busy,
+                "this thread already holds the journal lock of \(path): a write to another store on the same file from inside a transaction would wait for itself"
+            )
+        default:
+            throw error(.other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { prefs_lock_release(lock, descriptor) }
+        if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
+            repair(reason: "a process stopped while changing it")
+        }
+        return try body(Locked(journal: self))
+    }
+
+    func error(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
+        SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+    }
+
+    // MARK: - Repairing
+
+    /// Walks the records from the start and cuts them at the first one that is not whole, or
+    /// whose sequence number does not follow; reports what it cut. The sequence number never goes
+    /// down (a reader may have seen it).
+    ///
+    /// Called holding the lock, or while opening under `flock`.
+    private func repair(reason: String) {
+        let fileEnd = actualFileSize()
+        var scan = RecordScan(journal: self, from: Layout.headerSize, to: fileEnd, after: baseSequence)
+        while scan.next() != nil {}
+        let previousEnd = writeOffset
+        set(Layout.generationOffset, generation | 1)
+        prefs_atomic_fence()
+        set(Layout.writeOffsetOffset, scan.offset)
+        set(Layout.sequenceOffset, max(sequence, scan.lastSequence))
+        set(Layout.fileSizeOffset, max(fileEnd, Layout.headerSize))
+        set(Layout.generationOffset, (generation | 1) &+ 1)
+        prefs_atomic_store(word32(Layout.writingOffset), 0)
+        if scan.offset < previousEnd || scan.failure != nil {
+            report(
+                "\(reason); kept the records up to byte \(scan.offset)\(scan.failure.map { " (\($0))" } ?? "")"
+            )
+        }
+    }
+
+    func report(_ message: String) {
+        FileHandle.standardError.write(Data("prefs: \(path): \(message)\n".utf8))
+    }
+
+    private func actualFileSize() -> Int {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return Layout.headerSize }
+        return min(Int(info.st_size), Layout.reservation)
+    }
+
+    // MARK: - Writing (holding the lock)
+
+    /// Appends a record; returns where the records now end. Throws `.diskFull` or `.tooLarge`
+    /// when the file cannot grow to hold it, with nothing written.
+    func append(_ record: [UInt8], locked: Locked) throws -> Int {
+        let start = writeOffset
+        let end = start + record.count
+        if end > fileSize { try grow(toHold: end) }
+        let writing = word32(Layout.writingOffset)
+        prefs_atomic_store(writing, 1)
+        record.withUnsafeBytes { bytes in
+            (mapping + start).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        }
+        // The record, then where records end, then its sequence number: a reader that sees the
+        // number finds the whole record.
+        set(Layout.writeOffsetOffset, end)
+        set(Layout.sequenceOffset, JournalRecord.sequence(of: record))
+        prefs_atomic_store(writing, 0)
+        return end
+    }
+
+    /// Grows the file with zeros written for real, so the blocks exist before the mapping touches
+    /// them (a write into a mapped hole on a full disk would kill the process with SIGBUS).
+    private func grow(toHold end: Int) throws {
+        guard end <= Layout.reservation else {
+            throw error(
+                .tooLarge,
+                "the journal can hold \(Layout.reservation - Layout.headerSize) bytes at once; this write needs \(end - Layout.headerSize)"
+            )
+        }
+        let current = fileSize
+        let target = min(Layout.reservation, max(end, current * 2, current + Layout.growthStep))
+        let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+        var offset = current
+        while offset < target {
+            let count = min(zeros.count, target - offset)
+            let written = pwrite(descriptor, zeros, count, off_t(offset))
+            guard written > 0 else {
+                let reason = errno
+                // What was added stays (it is zeros beyond the records); the header keeps the old size.
+                throw error(
+                    reason == ENOSPC || reason == EDQUOT ? .diskFull : .other,
+                    "cannot grow the journal \(path): \(String(cString: strerror(reason)))")
+            }
+            offset += written
+        }
+        set(Layout.fileSizeOffset, target)
+    }
+
+    /// Increments the change counter; true when a watcher sleeps and must be woken (after the
+    /// lock is released).
+    func announce(locked: Locked) -> Bool {
+        _ = prefs_atomic_increment(counter)
+        return prefs_atomic_exchange(sleepers, 0) != 0
+    }
+
+    /// Wakes every watcher of the file, in every process.
+    func wakeWatchers() {
+        _ = prefs_futex_wake_all(counter)
+        #if canImport(Darwin)
+            _ = prefs_notify_post(notificationName)
+        #endif
+    }
+
+    /// Syncs the journal to the medium (for ``SQLiteStore/Durability/powerSafe``).
+    func sync() throws {
+        guard prefs_sync_file(descriptor) == 0 else {
+            throw error(.other, "cannot sync the journal \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    // MARK: - Dropping what SQLite holds (holding the lock, and SQLite's write lock)
+
+    /// Drops the records up to `checkpointed` (which SQLite now holds), moving the later ones to
+    /// the start when they fit below where they are (so a process killed while moving them leaves
+    /// them intact where the header still points); otherwise leaves everything for a later time.
+    func drop(through checkpointed: UInt64, locked: Locked) {
+        guard baseSequence < checkpointed else { return }
+        var scan = RecordScan(journal: self, from: Layout.headerSize, to: writeOffset, after: 0)
+        var keepFrom = writeOffset
+        var offset = Layout.headerSize
+        while let record = scan.nextHeader() {
+            if record.sequence > checkpointed {
+                keepFrom = offset
+                break
+            }
+            offset = scan.offset
+        }
+        let kept = writeOffset - keepFrom
+        guard Layout.headerSize + kept <= keepFrom else { return }
+        set(Layout.generationOffset, generation &+ 1)  // odd: records are moving
+        prefs_atomic_fence()
+        if kept > 0 {
+            (mapping + Layout.headerSize).copyMemory(from: mapping + keepFrom, byteCount: kept)
+        }
+        set(Layout.writeOffsetOffset, Layout.headerSize + kept)
+        set(Layout.baseOffset, min(checkpointed, sequence))
+        set(Layout.generationOffset, generation &+ 1)  // even again
+    }
+
+    /// Where a watcher's read of the header stands; see ``RecordScan``.
+    struct Position: Equatable {
+        var sequence: UInt64
+        var generation: UInt64
+        var offset: Int
+
+        static let start = Position(sequence: 0, generation: .max, offset: Layout.headerSize)
+    }
+
+    // MARK: - Opening
+
+    /// Opens `<databasePath>-prefs`, creating it (or replacing the older signal-only file) when
+    /// needed; checks the header and repairs a journal whose header lies.
+    ///
+    /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
+    /// Returns `nil` when the store is read-only and no journal can be read.
+    static func open(databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64) throws
+        -> Journal?
+    {
+        let path = databasePath + "-prefs"
+        var descriptor: Int32 = -1
+        var isWritable = writable
+        if writable { descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        if descriptor < 0 {
+            isWritable = false
+            descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        }
+        func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
+            SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+        }
+        guard descriptor >= 0 else {
+            if !writable { return nil }
+            throw failure(.cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(errno)))")
+        }
+        var keep = false
+        defer { if !keep { close(descriptor) } }
+        // Opening is serialized by `flock`, so one process creates or repairs the header while the
+        // others wait for it.
+        if isWritable { flock(descriptor, LOCK_EX) }
+        defer { if isWritable { flock(descriptor, LOCK_UN) } }
+        var head = [UInt8](repeating: 0, count: 16)
+        let count = pread(descriptor, &head, 16, 0)
+        let magic = Array(head.prefix(8))
+        let isNew = count <= 0 || magic.allSatisfy { $0 == 0 } || magic == Layout.signalMagic
+        if !isNew && magic != Layout.magic {
+            guard writable else { return nil }
+            throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
+        }
+        let version = head[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        if !isNew && version > Layout.version {
+            throw failure(
+                .newerSchema(found: Int(version)), "\(path) has journal format \(version); this release knows \(Layout.version)")
+        }
+        if isNew && !isWritable { return nil }
+        let protection = isWritable ? PROT_READ | PROT_WRITE : PROT_READ
+        guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
+        else { throw failure(.cannotOpen, "cannot map the journal \(path): \(String(cString: strerror(errno)))") }
+        let journal = Journal(
+            databasePath: databasePath, path: path, descriptor: descriptor, mapping: mapping, isWritable: isWritable,
+            file: file)
+        keep = true
+        if isNew {
+            try journal.create(continuingFrom: stored)
+        } else if isWritable, let lie = journal.headerProblem() {
+            journal.repair(reason: "its header \(lie)")
+        }
+        return journal
+    }
+
+    /// Writes a new header (the file holds no records worth keeping).
+    private func create(continuingFrom stored: UInt64) throws {
+        // Grown before the header is written: every page the mapping touches then exists.
+        guard ftruncate(descriptor, 0) == 0 else {
+            throw error(.cannotOpen, "cannot create the journal \(path): \(String(cString: strerror(errno)))")
+        }
+        set(Layout.fileSizeOffset, 0)
+        do { try grow(toHold: Layout.headerSize + Layout.growthStep) } catch let failure as SQLiteStoreError {
+            // Leave no half-made journal behind: the next opener starts again.
+            _ = ftruncate(descriptor, 0)
+            throw failure
+        }
+        let size = fileSize
+        memset(mapping, 0, Layout.headerSize)
+        let failure = prefs_lock_init(mapping + Layout.lockOffset)
+        guard failure == 0 else {
+            throw error(.cannotOpen, "cannot make the journal lock: \(String(cString: strerror(failure)))")
+        }
+        word32(Layout.versionOffset).pointee = Layout.version
+        set(Layout.sequenceOffset, stored)
+        set(Layout.baseOffset, stored)
+        set(Layout.writeOffsetOffset, Layout.headerSize)
+        set(Layout.fileSizeOffset, size)
+        prefs_atomic_fence()
+        // The magic last: a journal with it has a whole header.
+        Layout.magic.withUnsafeBytes { mapping.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+    }
+
+    /// What is wrong with the header, or `nil` when it is consistent with itself and the file.
+    private func headerProblem() -> String? {
+        let actual = actualFileSize()
+        if word32(Layout.versionOffset).pointee != Layout.version { return "has an unknown version" }
+        if fileSize < Layout.headerSize || fileSize > actual {
+            return "says the file holds \(fileSize) bytes, and it holds \(actual)"
+        }
+        if writeOffset < Layout.headerSize || writeOffset > fileSize {
+            return "says the records end at byte \(writeOffset), outside the file"
+        }
+        if baseSequence > sequence { return "has a base sequence number above the last one" }
+        return nil
+    }
+}

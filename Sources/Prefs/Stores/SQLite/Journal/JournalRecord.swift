@@ -1,0 +1,177 @@
+import CPrefsShared
+import Foundation
+
+/// One record of the ``Journal``: one write, or one whole transaction.
+///
+/// Layout (little-endian, padded to a multiple of 8 bytes):
+///
+/// | bytes | what |
+/// |---|---|
+/// | 4 | length of the record, without padding |
+/// | 4 | CRC-32C of everything after this field, up to the length |
+/// | 8 | sequence number |
+/// | 4 | number of entries |
+/// | … | each entry: key length (4), value length (4; `0xFFFFFFFF` for a removal), the key's UTF-8, the value's binary encoding |
+struct JournalRecord {
+    struct Entry {
+        let key: StoreKey
+        /// The value's binary encoding (``PropertyListValue/binaryEncoded()``), or `nil` for a removal.
+        let encodedValue: Data?
+    }
+
+    let sequence: UInt64
+    let entries: [Entry]
+
+    static let headerSize = 20
+    static let removal = UInt32.max
+    /// The largest key or value one entry holds.
+    static let largestField = Int(UInt32.max - 1)
+
+    /// The bytes of a record holding `writes`.
+    static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        append(UInt32(0), to: &bytes)  // length, filled in below
+        append(UInt32(0), to: &bytes)  // checksum, filled in below
+        append(sequence, to: &bytes)
+        append(UInt32(writes.count), to: &bytes)
+        for (key, value) in writes {
+            let encoded = value?.binaryEncoded()
+            append(UInt32(key.name.utf8.count), to: &bytes)
+            append(encoded.map { UInt32($0.count) } ?? removal, to: &bytes)
+            bytes.append(contentsOf: key.name.utf8)
+            if let encoded { bytes.append(contentsOf: encoded) }
+        }
+        let length = bytes.count
+        bytes.withUnsafeMutableBytes { buffer in
+            buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
+            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
+            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+        bytes.append(contentsOf: repeatElement(0, count: padding(length)))
+        return bytes
+    }
+
+    /// The sequence number of an encoded record.
+    static func sequence(of record: [UInt8]) -> UInt64 {
+        record.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+    }
+
+    static func padding(_ length: Int) -> Int { (8 - length % 8) % 8 }
+
+    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Decodes a record's bytes (length and checksum already checked), or says what is wrong.
+    static func decode(_ bytes: [UInt8]) -> Result<JournalRecord, RecordProblem> {
+        bytes.withUnsafeBytes { buffer in
+            func read32(_ offset: Int) -> UInt32 {
+                UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            }
+            let sequence = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let count = Int(read32(16))
+            var offset = headerSize
+            var entries: [Entry] = []
+            entries.reserveCapacity(min(count, bytes.count / 8))
+            for _ in 0..<count {
+                guard offset + 8 <= bytes.count else { return .failure(RecordProblem("an entry runs past its record")) }
+                let keyLength = Int(read32(offset))
+                let rawValueLength = read32(offset + 4)
+                let valueLength = rawValueLength == removal ? 0 : Int(rawValueLength)
+                offset += 8
+                guard keyLength <= bytes.count - offset, valueLength <= bytes.count - offset - keyLength else {
+                    return .failure(RecordProblem("an entry runs past its record"))
+                }
+                guard
+                    let name = String(
+                        validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + keyLength]))
+                else { return .failure(RecordProblem("a key is not UTF-8")) }
+                offset += keyLength
+                let value =
+                    rawValueLength == removal
+                    ? nil : Data(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + valueLength]))
+                offset += valueLength
+                entries.append(Entry(key: StoreKey(name), encodedValue: value))
+            }
+            guard offset == bytes.count else { return .failure(RecordProblem("trailing bytes in a record")) }
+            return .success(JournalRecord(sequence: sequence, entries: entries))
+        }
+    }
+}
+
+/// Why a record was not accepted.
+struct RecordProblem: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads records one after another, trusting nothing: each is bounds-checked against the end it
+/// was given, checked by its CRC, and must carry a sequence number above the one before.
+///
+/// A scan without the lock may read bytes a compaction is moving; the caller checks the
+/// journal's generation afterwards and throws away what it read when it changed.
+struct RecordScan {
+    let journal: Journal
+    let end: Int
+    /// Where the next record starts (after the last good one).
+    private(set) var offset: Int
+    /// The sequence number of the last good record (or the one given to start after).
+    private(set) var lastSequence: UInt64
+    /// Why the scan stopped before `end`, when it did.
+    private(set) var failure: String?
+
+    init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
+        self.journal = journal
+        self.offset = offset
+        self.end = end
+        lastSequence = sequence
+    }
+
+    /// The next record, decoded; `nil` at the end or at the first bad record (see ``failure``).
+    mutating func next() -> JournalRecord? {
+        guard let length = nextLength() else { return nil }
+        let bytes = journal.copyBytes(at: offset, count: length)
+        let checksum = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+        let actual = bytes.withUnsafeBytes { prefs_crc32c($0.baseAddress! + 8, length - 8) }
+        guard checksum == actual else { return stop("a record at byte \(offset) fails its checksum") }
+        switch JournalRecord.decode(bytes) {
+        case .failure(let problem): return stop("the record at byte \(offset): \(problem)")
+        case .success(let record):
+            guard record.sequence > lastSequence else {
+                return stop("the record at byte \(offset) does not follow the one before")
+            }
+            lastSequence = record.sequence
+            offset += length + JournalRecord.padding(length)
+            return record
+        }
+    }
+
+    /// The next record's sequence number, without decoding it (for records known to be good:
+    /// the lock is held and they were checked when appended).
+    mutating func nextHeader() -> (sequence: UInt64, length: Int)? {
+        guard let length = nextLength() else { return nil }
+        let head = journal.copyBytes(at: offset + 8, count: 8)
+        let sequence = head.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        lastSequence = sequence
+        offset += length + JournalRecord.padding(length)
+        return (sequence, length)
+    }
+
+    /// The length of the record at `offset` when it fits before `end`.
+    private mutating func nextLength() -> Int? {
+        guard failure == nil, offset + JournalRecord.headerSize <= end else { return nil }
+        let head = journal.copyBytes(at: offset, count: 4)
+        let length = Int(head.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+        if length == 0 { return nil }  // zeros: where nothing was written yet
+        guard length >= JournalRecord.headerSize, length <= end - offset else {
+            return stop("the record at byte \(offset) claims \(length) bytes")
+        }
+        return length
+    }
+
+    private mutating func stop<Nothing>(_ reason: String) -> Nothing? {
+        failure = reason
+        return nil
+    }
+}

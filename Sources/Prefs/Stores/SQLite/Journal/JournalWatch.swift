@@ -1,0 +1,172 @@
+import CPrefsShared
+import Dispatch
+import Foundation
+
+/// Wakes a store when another store on the same file (in any process) writes, so that nobody
+/// polls.
+///
+/// - **Linux.** One thread per store sleeps in a futex wait on the journal's change counter. A
+///   writer increments the counter and then, only when the journal's "sleepers" word says a
+///   watcher sleeps, clears it and wakes every waiter: a write costs no system call while nobody
+///   waits.
+/// - **Apple platforms.** A writer that finds a sleeper posts a notify(3) notification named
+///   after the database file; each store's registration descriptor is watched by a dispatch
+///   source.
+/// - Either way, a timer at `refreshInterval` is a safety net (a read-only store cannot say it
+///   sleeps, so it relies on it).
+///
+/// Invariants: a watcher says it sleeps (`sleepers = 1`) and *then* reads the counter, while a
+/// writer increments the counter and *then* clears `sleepers` (all sequentially consistent): so
+/// either the writer sees the sleeper and wakes it, or the watcher sees the new count and does
+/// not sleep. A wake-up carries no data; it only makes the store read the journal. A watcher
+/// whose look finds nothing new (the writes were its own process's) does not say it sleeps for
+/// a millisecond, so a process writing in a loop does not wake its own watcher on every write.
+final class JournalWatch: @unchecked Sendable {
+    /// How long a watcher stays quiet after finding only its own process's writes.
+    private static let quietPause: Duration = .milliseconds(1)
+
+    private let journal: Journal?
+    private let stopped = Locked(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var sources: [any DispatchSourceProtocol] = []
+    private var token: Int32 = -1
+
+    /// Starts watching; `look` reads the journal and returns whether it found anything new.
+    init(journal: Journal?, interval: Duration, look: @escaping @Sendable () -> Bool) {
+        self.journal = journal
+        #if os(Linux)
+            if let journal {
+                let milliseconds = Int64(max(1, interval.wholeMilliseconds))
+                let thread = Thread { [journal, stopped, finished] in
+                    defer { finished.signal() }
+                    Self.sleepAndLook(journal: journal, milliseconds: milliseconds, stopped: stopped, look: look)
+                }
+                thread.name = "prefs.sqlite.watch"
+                thread.start()
+                return
+            }
+        #endif
+        let queue = DispatchQueue(label: "prefs.sqlite.watch")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + interval.timeInterval, repeating: interval.timeInterval)
+        timer.setEventHandler { _ = look() }
+        timer.resume()
+        sources.append(timer)
+        #if canImport(Darwin)
+            if let journal {
+                var descriptor: Int32 = -1
+                if prefs_notify_register(journal.notificationName, &descriptor, &token) == 0 {
+                    let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+                    let notified = NotifiedLooks(journal: journal, queue: queue, look: look)
+                    source.setEventHandler {
+                        var posted: Int32 = 0
+                        _ = read(descriptor, &posted, MemoryLayout<Int32>.size)
+                        notified.lookAndSleep()
+                    }
+                    source.resume()
+                    sources.append(source)
+                    queue.async { notified.lookAndSleep() }
+                    finished.signal()
+                    return
+                }
+            }
+        #endif
+        // Writes made before the watch started are found by one look now.
+        queue.async { _ = look() }
+        finished.signal()
+    }
+
+    #if os(Linux)
+        private static func sleepAndLook(
+            journal: Journal, milliseconds: Int64, stopped: Locked<Bool>, look: @Sendable () -> Bool
+        ) {
+            // The counter first, then a look: a write before the read is found by the look, any
+            // later one moves the counter past `seen`.
+            var seen = prefs_atomic_load(journal.counter)
+            var foundNew = look()
+            while !stopped.withLock({ $0 }) {
+                if !foundNew && seen != prefs_atomic_load(journal.counter) {
+                    // The last look found only this process's writes: stay quiet for a moment
+                    // rather than have every one of its writes wake this thread.
+                    usleep(UInt32(quietPause.wholeMilliseconds) * 1000)
+                    let now = prefs_atomic_load(journal.counter)
+                    if now != seen {
+                        seen = now
+                        foundNew = look()
+                        continue
+                    }
+                }
+                if journal.isWritable { prefs_atomic_store(journal.sleepers, 1) }
+                let now = prefs_atomic_load(journal.counter)
+                if now != seen {
+                    seen = now
+                    foundNew = look()
+                    continue
+                }
+                let timedOut = prefs_futex_wait(journal.counter, seen, milliseconds) == 1
+                if stopped.withLock({ $0 }) { break }
+                let after = prefs_atomic_load(journal.counter)
+                if after != seen || timedOut {
+                    seen = after
+                    foundNew = look()
+                }
+            }
+        }
+    #endif
+
+    #if canImport(Darwin)
+        /// The notify(3) side of a watch: looks on each notification, then says it sleeps (or, after
+        /// finding only its own process's writes, waits a moment first).
+        private final class NotifiedLooks: @unchecked Sendable {
+            let journal: Journal
+            let queue: DispatchQueue
+            let look: @Sendable () -> Bool
+            var seen: UInt32
+
+            init(journal: Journal, queue: DispatchQueue, look: @escaping @Sendable () -> Bool) {
+                self.journal = journal
+                self.queue = queue
+                self.look = look
+                seen = prefs_atomic_load(journal.counter)
+            }
+
+            /// Runs on `queue`.
+            func lookAndSleep() {
+                seen = prefs_atomic_load(journal.counter)
+                if !look() {
+                    queue.asyncAfter(deadline: .now() + JournalWatch.quietPause.timeInterval) { [self] in
+                        if prefs_atomic_load(journal.counter) != seen { lookAndSleep() } else { sleep() }
+                    }
+                    return
+                }
+                sleep()
+            }
+
+            private func sleep() {
+                guard journal.isWritable else { return }
+                prefs_atomic_store(journal.sleepers, 1)
+                if prefs_atomic_load(journal.counter) != seen { lookAndSleep() }
+            }
+        }
+    #endif
+
+    /// Stops the watch and waits until `look` will not be called again.
+    func stop() {
+        let wasStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
+        #if os(Linux)
+            // Wakes every waiter on the file: the others see no change and sleep again.
+            if let journal { _ = prefs_futex_wake_all(journal.counter) }
+        #endif
+        for source in sources { source.cancel() }
+        if token >= 0 { _ = prefs_notify_cancel(token) }
+        finished.wait()
+    }
+
+    deinit {
+        stop()
+    }
+}
