@@ -37,27 +37,28 @@ import Testing
         }
     #endif
 
-    #if os(Linux)
-        /// The signal file sits beside the database, owner-only, and holds no data.
-        @Test func theSignalFileIsOwnerOnly() throws {
-            let path = TestFiles.uniquePath()
-            let store = try SQLiteStore(path: path)
-            try store.setValue(.integer(1), forKey: "k")
-            let attributes = try FileManager.default.attributesOfItem(atPath: path + "-prefs")
-            #expect(attributes[.posixPermissions] as? Int == 0o600)
-            #expect(attributes[.size] as? Int == 4_096)
-        }
+    /// The journal sits beside the database, owner-only.
+    @Test func theJournalIsOwnerOnly() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path + "-prefs")
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+    }
 
-        /// A file of another program where the signal file goes is reported and left alone; the
-        /// store still works, finding changes every safety-net interval.
-        @Test func aForeignSignalFileIsLeftAlone() throws {
-            let path = TestFiles.uniquePath()
-            let foreign = Data(repeating: 0x41, count: 100)
-            try foreign.write(to: URL(fileURLWithPath: path + "-prefs"))
-            let store = try SQLiteStore(path: path)
-            try store.setValue(.integer(1), forKey: "k")
-            #expect(store.value(forKey: "k") == .integer(1))
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == foreign)
+    /// A file of another program where the journal goes is refused with a typed error naming it,
+    /// and left byte for byte as it was.
+    @Test func aForeignJournalIsRefusedAndLeftAlone() throws {
+        let path = TestFiles.uniquePath()
+        let foreign = Data(repeating: 0x41, count: 100)
+        _ = try SQLiteStore(path: path)
+        try foreign.write(to: URL(fileURLWithPath: path + "-prefs"))
+        #expect {
+            try SQLiteStore(path: path)
+        } throws: { error in
+            guard let error = error as? SQLiteStoreError else { return false }
+            return error.kind == .foreignDatabase && error.detail.contains("-prefs")
         }
-    #endif
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == foreign)
+    }
 }

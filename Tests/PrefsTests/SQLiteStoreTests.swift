@@ -63,18 +63,16 @@ func integrityCheck(_ path: String) throws -> String {
         #expect(await eventually { second[.launchCount] == 42 })
     }
 
-    @Test func deferredWritesAreVisibleAtOnceAndCommittedWithinTheDelay() async throws {
+    /// `flush()` moves the journal into SQLite: the SQLite file alone then holds every write.
+    @Test func flushLeavesEveryWriteInTheSQLiteFileItself() throws {
         let path = TestFiles.uniquePath()
-        let options = SQLiteStore.Options(durability: .deferred(maxDelay: .milliseconds(20)))
-        let store = try SQLiteStore(path: path, options: options)
-        let reader = try SQLiteStore(path: path)
+        let store = try SQLiteStore(path: path)
         for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
-        #expect(store.keys().count == 100, "acknowledged from memory at once")
-        #expect(await eventually { reader.keys().count == 100 }, "committed in the background")
-
-        try store.setValue(.string("now"), forKey: "flushed")
+        try store.setValue(nil, forKey: "k7")
         try store.flush()
-        #expect(try SQLiteStore(path: path).value(forKey: "flushed") == .string("now"))
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try connection.integer("SELECT count(*) FROM prefs_entries WHERE value IS NOT NULL") == 99)
+        #expect(try connection.integer("SELECT count(*) FROM prefs_entries WHERE key = 'k7' AND value IS NULL") == 1)
     }
 
     @Test func garbageFilesThrowATypedErrorNamingTheFile() throws {

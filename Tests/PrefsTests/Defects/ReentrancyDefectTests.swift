@@ -31,10 +31,11 @@ import Testing
         }
     #endif
 
-    /// `flush()` inside `update` has nothing left to do: the update commits the queued writes.
+    /// `flush()` inside `update` cannot move the journal (the update holds it): it syncs it and
+    /// returns.
     @Test func flushInsideUpdateReturns() throws {
         let path = TestFiles.uniquePath()
-        let store = try SQLiteStore(path: path, options: .init(durability: .deferred(maxDelay: .seconds(60))))
+        let store = try SQLiteStore(path: path)
         try store.setValue(.integer(1), forKey: "queued")
         try Preferences(store: store).update { p in
             try store.flush()
@@ -46,11 +47,10 @@ import Testing
     }
 
     #if os(macOS) || os(Linux)
-        @Test func aDeferredWriteInsideUpdateStopsWithAMessage() async {
+        /// A write to the store from inside its own `update` stops with a message, not a hang.
+        @Test func aWriteInsideUpdateOnOneSQLiteStoreStopsWithAMessage() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                let store = try! SQLiteStore(
-                    path: TestFiles.uniquePath(), options: .init(durability: .deferred(maxDelay: .seconds(5)))
-                )
+                let store = try! SQLiteStore(path: TestFiles.uniquePath())
                 try? Preferences(store: store).update { _ in try? store.setValue(.integer(1), forKey: "k") }
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

@@ -101,17 +101,27 @@ private struct Mixed: Codable, Equatable {
         #expect(prefs[key] == .of(length: 10))
     }
 
-    /// Item 4: a row another process wrote that this release cannot decode is reported and
-    /// ignored, never published as a removal.
-    @Test func anUndecodableRowIsNotARemoval() async throws {
+    /// Item 4: a value another process wrote that this release cannot decode (a newer release's)
+    /// is reported and ignored, never published as a removal.
+    @Test func anUndecodableValueIsNotARemoval() async throws {
         let path = TestFiles.uniquePath()
         let store = try SQLiteStore(path: path)
         try store.setValue(.string("good"), forKey: "k")
         let seen = Locked<[StoreChange]>([])
         let observation = store.observe { change in seen.withLock { $0.append(change) } }
-        let other = try SQLiteConnection(path: path)
-        try other.run("UPDATE prefs_entries SET value = x'FF00', seq = seq + 1 WHERE key = 'k'")
-        try other.run("INSERT INTO prefs_entries(key, value, seq) VALUES ('marker', NULL, 1000)")
+        // What a newer release's write looks like to this one: a record with a value it cannot read.
+        let other = try SQLiteStore(path: path)
+        let journal = try #require(other.core.journal)
+        let wake = try journal.withLock(timeout: .seconds(5)) { locked in
+            let record = JournalRecord.encode(
+                [
+                    JournalRecord.Entry(key: "k", encodedValue: Data([0xFF, 0x00])),
+                    JournalRecord.Entry(key: "marker", encodedValue: nil),
+                ], sequence: journal.sequence + 1)
+            _ = try journal.append(record, locked: locked)
+            return journal.announce(locked: locked)
+        }
+        if wake { journal.wakeWatchers() }
         #expect(await eventually { seen.withLock { $0.contains { $0.values["marker"] != nil } } })
         store.observers.waitForDelivery()
         #expect(seen.withLock { $0.allSatisfy { $0.values["k"] == nil } })

@@ -15,6 +15,8 @@ extension SQLiteStore {
         var cache: Cache
         var journal: Journal?
         var recovery: CorruptionRecovery?
+        /// The highest sequence number in the file: a new journal numbers its records after it.
+        var highestStored: UInt64 = 0
     }
 
     static func open(path: String, options: Options) throws -> Opened {
@@ -97,7 +99,7 @@ extension SQLiteStore {
     static func openJournal(_ opened: inout Opened, path: String, readOnly: Bool) throws {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
-            stored: opened.cache.position.sequence)
+            stored: opened.highestStored)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
             try journal.withLock(timeout: .seconds(10)) { _ in }
@@ -205,10 +207,12 @@ extension SQLiteStore {
                 detail: "schema version \(version), expected \(schemaVersion)")
         }
         var values: [StoreKey: PropertyListValue] = [:]
-        var lastSequence = try SQLiteStoreCore.checkpointedSequence(connection)
+        // The journal's records after the checkpointed sequence number are not in SQLite yet.
+        let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
+        var highestRow: UInt64 = 0
         var undecodable: [String] = []
         try connection.run("SELECT key, value, seq FROM prefs_entries") { row in
-            lastSequence = max(lastSequence, UInt64(bitPattern: row.integer(2)))
+            highestRow = max(highestRow, UInt64(bitPattern: row.integer(2)))
             guard !row.isNull(1) else { return }
             let key = row.text(0)
             if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
@@ -230,8 +234,8 @@ extension SQLiteStore {
             cache: Cache(
                 values: values,
                 position: Journal.Position(
-                    sequence: lastSequence, generation: .max, offset: Journal.Layout.headerSize)),
-            journal: nil, recovery: nil)
+                    sequence: checkpointed, generation: .max, offset: Journal.Layout.headerSize)),
+            journal: nil, recovery: nil, highestStored: max(checkpointed, highestRow))
     }
 
     /// Called (for tests) after a store at the given path has read its rows and before its load

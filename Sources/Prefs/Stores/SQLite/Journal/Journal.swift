@@ -47,8 +47,8 @@ final class Journal: @unchecked Sendable {
         static let lockOffset = 128
         /// The address space reserved for the mapping: the most the journal can hold at once.
         static let reservation = MemoryLayout<Int>.size == 8 ? 1 << 30 : 64 << 20
-        /// Growth happens in steps of at least this much.
-        static let growthStep = 256 * 1024
+        /// A new journal's size; it grows in steps of at least this much (doubling).
+        static let growthStep = 60 * 1024
     }
 
     /// The database the journal belongs to (errors name it).
@@ -225,21 +225,25 @@ final class Journal: @unchecked Sendable {
         }
         let current = fileSize
         let target = min(Layout.reservation, max(end, current * 2, current + Layout.growthStep))
+        try extendFile(from: current, to: target)
+        set(Layout.fileSizeOffset, target)
+    }
+
+    /// Writes zeros from `start` up to `end` (without touching the mapping).
+    private func extendFile(from start: Int, to end: Int) throws {
         let zeros = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset = current
-        while offset < target {
-            let count = min(zeros.count, target - offset)
-            let written = pwrite(descriptor, zeros, count, off_t(offset))
+        var offset = start
+        while offset < end {
+            let written = pwrite(descriptor, zeros, min(zeros.count, end - offset), off_t(offset))
             guard written > 0 else {
                 let reason = errno
-                // What was added stays (it is zeros beyond the records); the header keeps the old size.
+                // What was added stays (zeros beyond the records); the header keeps the old size.
                 throw error(
                     reason == ENOSPC || reason == EDQUOT ? .diskFull : .other,
                     "cannot grow the journal \(path): \(String(cString: strerror(reason)))")
             }
             offset += written
         }
-        set(Layout.fileSizeOffset, target)
     }
 
     /// Increments the change counter; true when a watcher sleeps and must be woken (after the
@@ -368,13 +372,12 @@ final class Journal: @unchecked Sendable {
         guard ftruncate(descriptor, 0) == 0 else {
             throw error(.cannotOpen, "cannot create the journal \(path): \(String(cString: strerror(errno)))")
         }
-        set(Layout.fileSizeOffset, 0)
-        do { try grow(toHold: Layout.headerSize + Layout.growthStep) } catch let failure as SQLiteStoreError {
+        let size = Layout.headerSize + Layout.growthStep
+        do { try extendFile(from: 0, to: size) } catch let failure as SQLiteStoreError {
             // Leave no half-made journal behind: the next opener starts again.
             _ = ftruncate(descriptor, 0)
             throw failure
         }
-        let size = fileSize
         memset(mapping, 0, Layout.headerSize)
         let failure = prefs_lock_init(mapping + Layout.lockOffset)
         guard failure == 0 else {

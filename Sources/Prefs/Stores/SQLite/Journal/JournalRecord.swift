@@ -29,18 +29,22 @@ struct JournalRecord {
 
     /// The bytes of a record holding `writes`.
     static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
+        encode(writes.map { Entry(key: $0.key, encodedValue: $0.value?.binaryEncoded()) }, sequence: sequence)
+    }
+
+    /// The bytes of a record holding entries already encoded.
+    static func encode(_ entries: [Entry], sequence: UInt64) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64)
         append(UInt32(0), to: &bytes)  // length, filled in below
         append(UInt32(0), to: &bytes)  // checksum, filled in below
         append(sequence, to: &bytes)
-        append(UInt32(writes.count), to: &bytes)
-        for (key, value) in writes {
-            let encoded = value?.binaryEncoded()
-            append(UInt32(key.name.utf8.count), to: &bytes)
-            append(encoded.map { UInt32($0.count) } ?? removal, to: &bytes)
-            bytes.append(contentsOf: key.name.utf8)
-            if let encoded { bytes.append(contentsOf: encoded) }
+        append(UInt32(entries.count), to: &bytes)
+        for entry in entries {
+            append(UInt32(entry.key.name.utf8.count), to: &bytes)
+            append(entry.encodedValue.map { UInt32($0.count) } ?? removal, to: &bytes)
+            bytes.append(contentsOf: entry.key.name.utf8)
+            if let encoded = entry.encodedValue { bytes.append(contentsOf: encoded) }
         }
         let length = bytes.count
         bytes.withUnsafeMutableBytes { buffer in
