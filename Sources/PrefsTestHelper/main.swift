@@ -111,13 +111,37 @@ do {
         let key = Preferences.Key<Int>(argument(2), default: 0)
         for _ in 0..<(Int(argument(3)) ?? 0) { try prefs.update { p in p[key] += 1 } }
     case "sqlite-ack-writer":
+        // PATH [FILL] [PAUSE-µs] [COUNT]: writes k<i> = i (a string of i and FILL x's when FILL > 0),
+        // then `latest` = i, from one past the stored `latest`, and prints each i once both returned.
         let prefs = sqlite(argument(1))
-        var index = 0
-        while true {
-            try prefs.set(index, for: Preferences.Key<Int>("k\(index)", default: -1))
+        let fill = String(repeating: "x", count: arguments.count > 2 ? Int(argument(2)) ?? 0 : 0)
+        let pause = arguments.count > 3 ? UInt32(argument(3)) ?? 0 : 0
+        let count = arguments.count > 4 ? Int(argument(4)) ?? .max : .max
+        let latest = Preferences.Key<Int>("latest", default: -1)
+        var index = prefs[latest] + 1
+        for _ in 0..<count {
+            try prefs.store.setValue(
+                fill.isEmpty ? .integer(Int64(index)) : .string("\(index)\(fill)"), forKey: "k\(index)")
+            try prefs.set(index, for: latest)
             // Written straight to the pipe, so the test sees exactly what was acknowledged.
             FileHandle.standardOutput.write(Data("\(index)\n".utf8))
             index += 1
+            if pause > 0 { usleep(pause) }
+        }
+    case "sqlite-ack-updater":
+        // PATH: sets a, b and c to one number in each update, printing each number once it returned.
+        let prefs = sqlite(argument(1))
+        let keys = ["a", "b", "c"].map { Preferences.Key<Int>($0, default: 0) }
+        var number = prefs[keys[0]] + 1
+        while true {
+            try prefs.update { p in for key in keys { p[key] = number } }
+            FileHandle.standardOutput.write(Data("\(number)\n".utf8))
+            number += 1
+        }
+    case "sqlite-dump":
+        // PATH: every key and value, sorted, one per line.
+        for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: { $0.key.name < $1.key.name }) {
+            print("\(key.name)=\(value)")
         }
     case "sqlite-set":
         try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))

@@ -99,7 +99,7 @@ final class SQLiteStoreCore: Sendable {
         while true {
             let result: Result? = cache.withLock { cache in
                 guard let journal, journal.sequence > cache.position.sequence else { return body(cache) }
-                guard catchUpWithoutLock(&cache, journal) else { return nil }
+                guard catchUpWithoutLock(&cache, journal) != .behind else { return nil }
                 return body(cache)
             }
             if let result { return result }
@@ -111,9 +111,18 @@ final class SQLiteStoreCore: Sendable {
         }
     }
 
+    /// How a catch-up from the journal ended.
+    enum CatchUp {
+        /// Every record written before it started is applied.
+        case caughtUp
+        /// The journal no longer holds every record after the cache's position: read SQLite.
+        case behind
+        /// The records up to a damaged one are applied; the damage is reported.
+        case damaged
+    }
+
     /// Applies the records after the cache's position, reading the journal without its lock.
-    /// Returns false when the journal no longer holds them all (they are in SQLite).
-    private func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> Bool {
+    private func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> CatchUp {
         for attempt in 0... {
             let generation = journal.generation
             if generation % 2 == 1 {
@@ -124,7 +133,7 @@ final class SQLiteStoreCore: Sendable {
             let announced = journal.sequence
             let base = journal.baseSequence
             let end = journal.writeOffset
-            guard cache.position.sequence >= base else { return false }
+            guard cache.position.sequence >= base else { return .behind }
             let start = cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
             var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
             var records: [JournalRecord] = []
@@ -134,16 +143,17 @@ final class SQLiteStoreCore: Sendable {
             prefs_atomic_fence()
             guard journal.generation == generation else { continue }
             if let failure = scan.failure {
-                // Stable bytes that are not a record: damage. The next writer repairs the journal.
+                // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
                 journal.report("\(failure); reading stops there")
+                journal.checkOnNextLock()
             }
             apply(records, to: &cache)
             cache.position = Journal.Position(
                 sequence: max(scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
                 generation: generation, offset: scan.offset)
-            return true
+            return scan.failure == nil ? .caughtUp : .damaged
         }
-        return false
+        return .behind
     }
 
     /// Applies records to the cache and tells observers, one change per record (in order).
@@ -286,10 +296,15 @@ final class SQLiteStoreCore: Sendable {
     private func writeHoldingLock<Result>(
         _ journal: Journal, _ locked: Journal.Locked, _ body: (inout StoreTransaction) throws -> Result
     ) throws -> (Result, wake: Bool)? {
-        let caughtUp = cache.withLock { cache in
-            cache.position.sequence >= journal.sequence || catchUpWithoutLock(&cache, journal)
+        var outcome = cache.withLock { cache in
+            cache.position.sequence >= journal.sequence ? .caughtUp : catchUpWithoutLock(&cache, journal)
         }
-        guard caughtUp else { return nil }
+        if outcome == .damaged {
+            // Cut now: a record appended after the damage would be out of every reader's reach.
+            journal.repair(reason: nil, locked: locked)
+            outcome = cache.withLock { catchUpWithoutLock(&$0, journal) }
+        }
+        guard outcome != .behind else { return nil }
         var transaction = StoreTransaction(
             read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
             keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
@@ -373,6 +388,7 @@ final class SQLiteStoreCore: Sendable {
                     for entry in record.entries { latest[entry.key] = (entry.encodedValue, record.sequence) }
                 }
                 guard journal.generation == generation, scan.failure == nil else {
+                    journal.checkOnNextLock()
                     throw SQLiteStoreError(
                         path: path, kind: .corrupt,
                         detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")

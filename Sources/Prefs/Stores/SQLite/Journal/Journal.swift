@@ -61,6 +61,9 @@ final class Journal: @unchecked Sendable {
     let notificationName: String
     let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
+    /// Non-zero until the records were checked once under the lock, and again after a reader
+    /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
+    private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     private init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer, isWritable: Bool,
@@ -71,12 +74,14 @@ final class Journal: @unchecked Sendable {
         self.descriptor = descriptor
         self.mapping = mapping
         self.isWritable = isWritable
+        needsCheck.initialize(to: 1)
         notificationName = "prefs.sqlite.\(file?.device ?? 0).\(file?.inode ?? 0)"
     }
 
     deinit {
         munmap(mapping, Layout.reservation)
         close(descriptor)
+        needsCheck.deallocate()
     }
 
     // MARK: - The header
@@ -149,9 +154,14 @@ final class Journal: @unchecked Sendable {
         defer { prefs_lock_release(lock, descriptor) }
         if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
             repair(reason: "a process stopped while changing it")
+        } else if prefs_atomic_exchange(needsCheck, 0) != 0 {
+            repair(reason: nil)
         }
         return try body(Locked(journal: self))
     }
+
+    /// Asks the next holder of the lock to check the records (a reader found a damaged one).
+    func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
 
     func error(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
         SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
@@ -160,25 +170,30 @@ final class Journal: @unchecked Sendable {
     // MARK: - Repairing
 
     /// Walks the records from the start and cuts them at the first one that is not whole, or
-    /// whose sequence number does not follow; reports what it cut. The sequence number never goes
-    /// down (a reader may have seen it).
+    /// whose sequence number does not follow; reports what it cut (with `reason`, when given).
+    /// The sequence number never goes down (a reader may have seen it) and never stays below the
+    /// last record's.
     ///
     /// Called holding the lock, or while opening under `flock`.
-    private func repair(reason: String) {
+    func repair(reason: String?, locked: Locked? = nil) {
         let fileEnd = actualFileSize()
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: fileEnd, after: baseSequence)
         while scan.next() != nil {}
         let previousEnd = writeOffset
+        let cut = scan.offset < previousEnd
+        let changed = cut || scan.offset != previousEnd || sequence < scan.lastSequence || fileSize > fileEnd
+        guard changed || reason != nil else { return }
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()
         set(Layout.writeOffsetOffset, scan.offset)
         set(Layout.sequenceOffset, max(sequence, scan.lastSequence))
-        set(Layout.fileSizeOffset, max(fileEnd, Layout.headerSize))
+        set(Layout.fileSizeOffset, max(min(fileSize, fileEnd), scan.offset))
         set(Layout.generationOffset, (generation | 1) &+ 1)
         prefs_atomic_store(word32(Layout.writingOffset), 0)
-        if scan.offset < previousEnd || scan.failure != nil {
+        if cut || reason != nil {
+            let what = scan.failure.map { "; \($0)" } ?? ""
             report(
-                "\(reason); kept the records up to byte \(scan.offset)\(scan.failure.map { " (\($0))" } ?? "")"
+                "\(reason ?? "damaged records")\(what); kept the records up to byte \(scan.offset) (they ended at \(previousEnd))"
             )
         }
     }

@@ -1,0 +1,246 @@
+#if os(macOS) || os(Linux)
+    import Foundation
+    import PrefsTestSupport
+    import Testing
+
+    @testable import Prefs
+
+    /// The journal (`<name>-prefs`) with real processes: killed at random moments while writing,
+    /// updating and moving records into SQLite; read right after another process's write; and
+    /// opened damaged in every way a file can be.
+    @Suite struct SQLiteJournalTests {
+        /// The values a store at `path` holds, read by a fresh process (which also reports on
+        /// stderr what it repaired).
+        private func dump(_ path: String) throws -> (values: [String: String], stderr: String) {
+            let output = try Helper.run(["sqlite-dump", path])
+            #expect(output.status == 0, "\(output.stderr)")
+            var values: [String: String] = [:]
+            for line in output.stdout.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+            }
+            return (values, output.stderr)
+        }
+
+        private func acknowledged(_ output: ChildOutput) -> [Int] {
+            output.stdout.split(separator: "\n").compactMap { Int($0) }
+        }
+
+        /// Writes of 4 KB values fill the journal's 1 MiB threshold every 250 writes, so the
+        /// kills land in the middle of writes and of checkpoints alike.
+        @Test func killedWhileWritingAndCheckpointingLosesNothingAndRepeatsNothing() throws {
+            let path = TestFiles.uniquePath("killed-checkpoints")
+            let fill = String(repeating: "x", count: 4_000)
+            var highest = -1
+            for round in 0..<30 {
+                let writer = try Helper.start(["sqlite-ack-writer", path, "4000"])
+                usleep(UInt32(50_000 + (round * 7_919) % 150_000))
+                kill(writer.process.processIdentifier, SIGKILL)
+                let output = writer.finish()
+                #expect(output.status == SIGKILL, "round \(round): killed, not finished: \(output.stderr)")
+                let printed = acknowledged(output)
+                #expect(try integrityCheck(path) == "ok", "round \(round)")
+                let store = try SQLiteStore(path: path)
+                for index in printed where store.value(forKey: "k\(index)") != .string("\(index)\(fill)") {
+                    Issue.record("round \(round): acknowledged write k\(index) is missing or wrong")
+                    return
+                }
+                // `latest` only goes up: an older record applied again after a newer one would
+                // take it back.
+                let latest = store.value(forKey: "latest")
+                highest = max(highest, printed.last ?? -1)
+                if latest == nil && highest == -1 { continue }  // killed before its first write
+                guard case .integer(let stored) = latest, stored >= highest, stored <= highest + 1 else {
+                    Issue.record("round \(round): latest is \(String(describing: latest)), acknowledged \(highest)")
+                    return
+                }
+                highest = Int(stored)
+            }
+            #expect(highest > 500, "the writers got through several checkpoints")
+        }
+
+        @Test func killedWhileUpdatingLeavesEachUpdateWhole() throws {
+            let path = TestFiles.uniquePath("killed-updates")
+            var highest = 0
+            for round in 0..<30 {
+                let updater = try Helper.start(["sqlite-ack-updater", path])
+                usleep(UInt32(40_000 + (round * 7_919) % 100_000))
+                kill(updater.process.processIdentifier, SIGKILL)
+                let output = updater.finish()
+                #expect(output.status == SIGKILL, "round \(round): \(output.stderr)")
+                highest = max(highest, acknowledged(output).last ?? 0)
+                let values = try SQLiteStore(path: path).snapshot()
+                let (a, b, c) = (values["a"], values["b"], values["c"])
+                if a == nil && b == nil && c == nil && highest == 0 { continue }  // killed before its first update
+                guard a == b, b == c, case .integer(let number)? = a, number >= highest, number <= highest + 1
+                else {
+                    Issue.record("round \(round): a, b, c = \(String(describing: (a, b, c))), acknowledged \(highest)")
+                    return
+                }
+                highest = Int(number)
+            }
+            #expect(highest > 100)
+        }
+
+        @Test func eightProcessesIncrementingEndAtExactlyTheSum() throws {
+            let path = TestFiles.uniquePath("eight")
+            let incrementers = try (0..<8).map { _ in try Helper.start(["sqlite-increment", path, "n", "500"]) }
+            for incrementer in incrementers {
+                let output = incrementer.finish()
+                #expect(output.status == 0, "\(output.stderr)")
+            }
+            #expect(try SQLiteStore(path: path).value(forKey: "n") == .integer(4_000))
+        }
+
+        /// A read that starts after another process's write returned sees it: no waiting for a
+        /// wake-up, the read itself looks at the journal.
+        @Test func aReadAfterAnotherProcessesWriteReturnedSeesIt() throws {
+            let path = TestFiles.uniquePath("read-after-write")
+            let reader = try SQLiteStore(path: path, options: .init(refreshInterval: .seconds(3_600)))
+            _ = reader.value(forKey: "latest")
+            let writer = try Helper.start(["sqlite-ack-writer", path, "0", "300", "1000"])
+            var checked = 0
+            var stale: [Int] = []
+            while writer.process.isRunning || checked < 1_000 {
+                let lines = writer.currentStdout.split(separator: "\n")
+                guard let last = lines.dropLast(writer.currentStdout.hasSuffix("\n") ? 0 : 1).last.flatMap({ Int($0) })
+                else {
+                    if !writer.process.isRunning { break }
+                    continue
+                }
+                if last >= checked {
+                    // `k<last>` returned in the writer before its number was printed.
+                    if reader.value(forKey: "k\(last)") != .integer(Int64(last)) { stale.append(last) }
+                    checked = last + 1
+                }
+                if !writer.process.isRunning && checked >= lines.count { break }
+            }
+            let output = writer.finish()
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(stale.isEmpty, "reads that missed a returned write: \(stale.prefix(10))")
+            #expect(checked > 100, "the test read while the writer wrote")
+        }
+
+        // MARK: - Damaged journals
+
+        /// A store whose last writes are only in the journal (as a crash leaves it): the files are
+        /// copied while the writing store is still open.
+        private func crashedStore(records: Int) throws -> String {
+            let live = TestFiles.uniquePath("live")
+            let copy = TestFiles.uniquePath("crashed")
+            let store = try SQLiteStore(path: live)
+            for index in 0..<records { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            for suffix in ["", "-wal", "-shm", "-prefs"] where FileManager.default.fileExists(atPath: live + suffix) {
+                try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix)
+            }
+            withExtendedLifetime(store) {}
+            return copy
+        }
+
+        /// The offsets of the records in a journal file.
+        private func recordOffsets(_ journal: Data) -> [Int] {
+            var offsets: [Int] = []
+            var offset = Journal.Layout.headerSize
+            while offset + 4 <= journal.count {
+                let length = Int(journal[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+                if length == 0 { break }
+                offsets.append(offset)
+                offset += length + JournalRecord.padding(length)
+            }
+            return offsets
+        }
+
+        @Test func aCrashedStoresJournalIsReplayedOnOpening() throws {
+            let path = try crashedStore(records: 50)
+            let (values, stderr) = try dump(path)
+            #expect(values.count == 50, "\(stderr)")
+            #expect(values["k49"] == "integer 49")
+        }
+
+        @Test func aRecordFailingItsChecksumCutsTheJournalThereAndIsReported() throws {
+            let path = try crashedStore(records: 50)
+            var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let offsets = recordOffsets(journal)
+            #expect(offsets.count == 50)
+            journal[offsets[30] + 21] ^= 0xFF  // inside the 31st record's first entry
+            try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
+            let (values, stderr) = try dump(path)
+            #expect(values.count == 30, "records before the bad one are kept, none after it: \(values.keys.sorted())")
+            #expect(values["k29"] == "integer 29")
+            #expect(stderr.contains("checksum"), "\(stderr)")
+        }
+
+        @Test func aTruncatedJournalKeepsItsWholeRecords() throws {
+            let path = try crashedStore(records: 50)
+            let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let offsets = recordOffsets(journal)
+            try journal.prefix(offsets[40] + 10).write(to: URL(fileURLWithPath: path + "-prefs"))
+            let (values, stderr) = try dump(path)
+            #expect(values.count == 40, "\(values.keys.sorted())")
+            #expect(stderr.contains("header"), "the lie about the size is reported: \(stderr)")
+        }
+
+        @Test func aHeaderThatLiesAboutItsLengthIsRepairedAndReported() throws {
+            let path = try crashedStore(records: 20)
+            var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let lie = UInt64(1 << 40).littleEndian
+            withUnsafeBytes(of: lie) { journal.replaceSubrange(Journal.Layout.writeOffsetOffset..<Journal.Layout.writeOffsetOffset + 8, with: $0) }
+            try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
+            let (values, stderr) = try dump(path)
+            #expect(values.count == 20, "\(values.keys.sorted())")
+            #expect(stderr.contains("header"), "\(stderr)")
+            // Repaired for good: the next store writes after the kept records.
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.integer(7), forKey: "after")
+            #expect(try dump(path).values.count == 21)
+        }
+
+        @Test func aJournalOfANewerFormatIsRefusedAndLeftAlone() throws {
+            let path = try crashedStore(records: 3)
+            var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            journal[Journal.Layout.versionOffset] = 99
+            try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                guard let error = error as? SQLiteStoreError, case .newerSchema(99) = error.kind else { return false }
+                return true
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == journal)
+        }
+
+        @Test func randomDamageNeverCrashesAndKeepsWhatSQLiteHolds() throws {
+            let base = try crashedStore(records: 30)
+            try SQLiteStore(path: base).flush()  // SQLite holds k0…k29
+            let live = try SQLiteStore(path: base)
+            for index in 30..<60 { try live.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            let original = try Data(contentsOf: URL(fileURLWithPath: base + "-prefs"))
+            var generator = SystemRandomNumberGenerator()
+            for round in 0..<20 {
+                let path = TestFiles.uniquePath("damaged-\(round)")
+                for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: base + suffix) {
+                    try FileManager.default.copyItem(atPath: base + suffix, toPath: path + suffix)
+                }
+                var journal = original
+                for _ in 0..<(1 + round % 5) {
+                    // Anywhere in the header and the first records, but the lock's bytes: a lock
+                    // damaged into "held" makes writers wait out their busy timeout (a typed
+                    // error, but ten seconds a round).
+                    let index = Int.random(in: 0..<min(journal.count, Journal.Layout.headerSize + 4_096), using: &generator)
+                    if (Journal.Layout.lockOffset..<Journal.Layout.lockOffset + 128).contains(index) { continue }
+                    journal[index] = UInt8.random(in: 0...255, using: &generator)
+                }
+                try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
+                let output = try Helper.run(["sqlite-dump", path])
+                // Refused with a typed error (the helper exits with 2) or opened: never a crash.
+                #expect(output.status == 0 || output.status == 2, "round \(round): \(output.stderr)")
+                if output.status == 0 {
+                    for index in 0..<30 {
+                        #expect(output.stdout.contains("k\(index)=integer \(index)"), "round \(round): k\(index) lost")
+                    }
+                }
+            }
+            withExtendedLifetime(live) {}
+        }
+    }
+#endif
