@@ -15,6 +15,16 @@ enum Processes {
             for index in 0..<(Int(arguments[3]) ?? 0) {
                 try store.setValue(.integer(Int64(index)), forKey: "\(arguments[2]).\(index)")
             }
+        case "profile":
+            // KIND PATH N: N typed writes (or reads) in a loop, to run under a profiler.
+            let prefs = Preferences(store: try SQLiteStore(path: arguments[2]))
+            let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
+            let count = Int(arguments[3]) ?? 1_000_000
+            let start = DispatchTime.now().uptimeNanoseconds
+            for index in 0..<count {
+                if arguments[1] == "read" { consume(prefs[keys[index % 100]]) } else { prefs[keys[index % 100]] = index }
+            }
+            print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per \(arguments[1])")
         case "defaults-write":
             let defaults = UserDefaults(suiteName: arguments[1])!
             for index in 0..<(Int(arguments[3]) ?? 0) {

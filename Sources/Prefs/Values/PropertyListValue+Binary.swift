@@ -22,7 +22,16 @@ extension PropertyListValue {
     public func binaryEncoded() -> Data {
         var writer = BinaryWriter()
         writer.write(self)
-        return writer.bytes
+        return Data(writer.bytes)
+    }
+
+    /// Appends the value's binary form to `bytes` (the SQLite journal writes records this way,
+    /// without a buffer per value).
+    package func appendBinaryEncoding(to bytes: inout [UInt8]) {
+        var writer = BinaryWriter(bytes: bytes)
+        bytes = []  // so the writer's array is not shared, and appends in place
+        writer.write(self)
+        bytes = writer.bytes
     }
 
     /// Decodes a value from its binary form, throwing ``BinaryDecodingError`` when the bytes are
@@ -38,7 +47,7 @@ extension PropertyListValue {
     }
 
     fileprivate struct BinaryWriter {
-        var bytes = Data()
+        var bytes: [UInt8] = []
 
         mutating func write(_ value: PropertyListValue) {
             switch value {
@@ -52,7 +61,7 @@ extension PropertyListValue {
             case .data(let data):
                 bytes.append(Tag.data.rawValue)
                 writeLength(data.count)
-                bytes.append(data)
+                bytes.append(contentsOf: data)
             case .array(let elements):
                 bytes.append(Tag.array.rawValue)
                 writeLength(elements.count)
@@ -74,9 +83,8 @@ extension PropertyListValue {
         }
 
         mutating func writeString(_ text: String) {
-            let utf8 = Array(text.utf8)
-            writeLength(utf8.count)
-            bytes.append(contentsOf: utf8)
+            writeLength(text.utf8.count)
+            bytes.append(contentsOf: text.utf8)
         }
 
         mutating func writeLength(_ length: Int) {

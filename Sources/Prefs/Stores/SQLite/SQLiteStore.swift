@@ -100,7 +100,7 @@ public final class SQLiteStore: PreferenceStore {
 
     /// Stores or removes one value, durable (as ``Options/durability`` says) before returning.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
-        try core.write { $0[key] = value }
+        try core.set(value, for: StoreKey(key))
     }
 
     /// Runs `body` holding the journal's cross-process lock, on values current with every

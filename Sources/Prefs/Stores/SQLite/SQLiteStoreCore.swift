@@ -52,8 +52,9 @@ final class SQLiteStoreCore: Sendable {
     let options: SQLiteStore.Options
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
     let journal: Journal?
-    /// One write at a time per store among this process's threads.
-    private let writer: TransactionLock<Void>
+    /// One write at a time per store among this process's threads; holds when the file's
+    /// identity was last checked.
+    private let writer: TransactionLock<UInt64>
     private let database: Locked<SQLiteStore.Database>
     let cache: Locked<SQLiteStore.Cache>
     let observers = StoreObservers(label: "SQLite")
@@ -69,7 +70,7 @@ final class SQLiteStoreCore: Sendable {
         self.path = path
         self.options = options
         journal = opened.journal
-        writer = TransactionLock((), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         database = Locked(opened.database)
         cache = Locked(opened.cache)
     }
@@ -259,18 +260,41 @@ final class SQLiteStoreCore: Sendable {
     /// One write: `body` runs on the cache (current with every process's writes) holding the
     /// journal's lock, and its writes are appended as one record.
     func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        try commit {
+            var transaction = StoreTransaction(
+                read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
+                keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
+            let result = try body(&transaction)
+            return (transaction.writes, result)
+        }
+    }
+
+    /// Stores or removes one value: a write without a transaction to run.
+    func set(_ value: PropertyListValue?, for key: StoreKey) throws {
+        try commit { ([key: value], ()) }
+    }
+
+    /// Runs `produce` holding the journal's lock on a current cache, and appends the writes it
+    /// returns as one record.
+    private func commit<Result>(
+        _ produce: () throws -> (writes: [StoreKey: PropertyListValue?], result: Result)
+    ) throws -> Result {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         if journal.usedBytes > Self.journalLimit { try checkpoint() }
-        return try withWriter { 
-            try checkFileIsTheOneOpened()
+        return try withWriter { lastFileCheck in
+            try checkFileIsTheOneOpened(lastCheck: &lastFileCheck)
+            var isFirstAttempt = true
             while true {
-                // Outside the journal's lock: catching up from SQLite takes the connection, which
-                // comes before the journal's lock.
-                catchUp()
+                if !isFirstAttempt {
+                    // The cache is behind what the journal holds: catch up from SQLite, outside
+                    // the journal's lock (the connection comes before it).
+                    catchUp()
+                }
+                isFirstAttempt = false
                 let outcome = try journal.withLock(timeout: options.busyTimeout) { locked in
-                    try writeHoldingLock(journal, locked, body)
+                    try commitHoldingLock(journal, locked, produce)
                 }
                 if let (result, wake) = outcome {
                     if wake { journal.wakeWatchers() }
@@ -283,9 +307,9 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    private func withWriter<Result>(_ body: () throws -> Result) throws -> Result {
+    private func withWriter<Result>(_ body: (inout UInt64) throws -> Result) throws -> Result {
         do {
-            return try writer.withLock(during: "a write") { _ in try body() }
+            return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
             throw SQLiteStoreError(path: path, kind: .busy, detail: timeout.description)
         }
@@ -293,8 +317,9 @@ final class SQLiteStoreCore: Sendable {
 
     /// The write itself; `nil` when the cache fell behind what the journal holds (a checkpoint
     /// ran meanwhile), to catch up from SQLite and try again.
-    private func writeHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.Locked, _ body: (inout StoreTransaction) throws -> Result
+    private func commitHoldingLock<Result>(
+        _ journal: Journal, _ locked: Journal.Locked,
+        _ produce: () throws -> (writes: [StoreKey: PropertyListValue?], result: Result)
     ) throws -> (Result, wake: Bool)? {
         var outcome = cache.withLock { cache in
             cache.position.sequence >= journal.sequence ? .caughtUp : catchUpWithoutLock(&cache, journal)
@@ -305,17 +330,15 @@ final class SQLiteStoreCore: Sendable {
             outcome = cache.withLock { catchUpWithoutLock(&$0, journal) }
         }
         guard outcome != .behind else { return nil }
-        var transaction = StoreTransaction(
-            read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
-            keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
-        let result = try body(&transaction)
-        let writes = transaction.writes
+        let (writes, result) = try produce()
         guard !writes.isEmpty else { return (result, false) }
         try PropertyListValue.checkNesting(of: writes)
         let sequence = journal.sequence + 1
         let record = JournalRecord.encode(writes, sequence: sequence)
-        let end = try journal.append(record, locked: locked)
-        cache.withLock { cache in
+        try cache.withLock { cache in
+            // Appended holding the cache: a look at the journal from this process never finds
+            // this record before the cache has it (it would apply and announce it twice).
+            let end = try journal.append(record, locked: locked)
             for (key, value) in writes { cache.values[key] = value }
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
@@ -327,14 +350,21 @@ final class SQLiteStoreCore: Sendable {
     /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
     ///
     /// Deleted, or another file moved over it: a write would report success for data nobody
-    /// reads. A `stat` call: a fraction of a microsecond.
-    private func checkFileIsTheOneOpened() throws {
+    /// reads. The `stat` it takes costs about as much as the rest of a write, so it is made at
+    /// most once a millisecond: a write made within a millisecond of the file's deletion can
+    /// still succeed; any later one throws.
+    private func checkFileIsTheOneOpened(lastCheck: inout UInt64) throws {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now &- lastCheck >= 1_000_000 else { return }
         guard let opened = database.withLock({ $0.file }) else { return }
-        let now = FileIdentity(path: path)
-        guard now != opened else { return }
+        let found = FileIdentity(path: path)
+        guard found != opened else {
+            lastCheck = now
+            return
+        }
         throw SQLiteStoreError(
             path: path, kind: .replaced,
-            detail: now == nil ? "no file is at the path any more" : "another file is at the path now")
+            detail: found == nil ? "no file is at the path any more" : "another file is at the path now")
     }
 
     // MARK: - Checkpoints: moving the journal into SQLite

@@ -29,23 +29,48 @@ struct JournalRecord {
 
     /// The bytes of a record holding `writes`.
     static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
-        encode(writes.map { Entry(key: $0.key, encodedValue: $0.value?.binaryEncoded()) }, sequence: sequence)
+        var bytes = header(sequence: sequence, count: writes.count)
+        for (key, value) in writes {
+            append(UInt32(key.name.utf8.count), to: &bytes)
+            let lengthOffset = bytes.count
+            append(removal, to: &bytes)
+            bytes.append(contentsOf: key.name.utf8)
+            if let value {
+                let start = bytes.count
+                value.appendBinaryEncoding(to: &bytes)
+                let length = UInt32(bytes.count - start).littleEndian
+                bytes.withUnsafeMutableBytes { $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self) }
+            }
+        }
+        return seal(bytes)
     }
 
     /// The bytes of a record holding entries already encoded.
     static func encode(_ entries: [Entry], sequence: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        append(UInt32(0), to: &bytes)  // length, filled in below
-        append(UInt32(0), to: &bytes)  // checksum, filled in below
-        append(sequence, to: &bytes)
-        append(UInt32(entries.count), to: &bytes)
+        var bytes = header(sequence: sequence, count: entries.count)
         for entry in entries {
             append(UInt32(entry.key.name.utf8.count), to: &bytes)
             append(entry.encodedValue.map { UInt32($0.count) } ?? removal, to: &bytes)
             bytes.append(contentsOf: entry.key.name.utf8)
             if let encoded = entry.encodedValue { bytes.append(contentsOf: encoded) }
         }
+        return seal(bytes)
+    }
+
+    /// A record's first bytes; the length and checksum are filled in by ``seal(_:)``.
+    private static func header(sequence: UInt64, count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        append(UInt32(0), to: &bytes)
+        append(UInt32(0), to: &bytes)
+        append(sequence, to: &bytes)
+        append(UInt32(count), to: &bytes)
+        return bytes
+    }
+
+    /// Fills in the length and checksum, and pads the record.
+    private static func seal(_ record: [UInt8]) -> [UInt8] {
+        var bytes = record
         let length = bytes.count
         bytes.withUnsafeMutableBytes { buffer in
             buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)

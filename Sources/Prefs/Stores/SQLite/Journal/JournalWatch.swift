@@ -85,9 +85,9 @@ final class JournalWatch: @unchecked Sendable {
             var seen = prefs_atomic_load(journal.counter)
             var foundNew = look()
             while !stopped.withLock({ $0 }) {
-                if !foundNew && seen != prefs_atomic_load(journal.counter) {
-                    // The last look found only this process's writes: stay quiet for a moment
-                    // rather than have every one of its writes wake this thread.
+                if !foundNew {
+                    // The last look found only this process's writes (or nothing): stay quiet for
+                    // a moment rather than have each of a burst of its writes wake this thread.
                     usleep(UInt32(quietPause.wholeMilliseconds) * 1000)
                     let now = prefs_atomic_load(journal.counter)
                     if now != seen {
