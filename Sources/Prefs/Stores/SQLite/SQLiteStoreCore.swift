@@ -412,11 +412,12 @@ final class SQLiteStoreCore: Sendable {
                     return (journal.writeOffset, journal.generation)
                 }
                 var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
-                var latest: [StoreKey: (value: Data?, sequence: UInt64)] = [:]
-                while let record = scan.next() {
-                    guard record.sequence > checkpointed else { continue }
-                    for entry in record.entries { latest[entry.key] = (entry.encodedValue, record.sequence) }
-                }
+                // Read in place (nobody moves records while SQLite's write lock is held), keeping
+                // each key's last value: where the bytes are, not a copy of them.
+                var latest: [StoreKey: (value: (offset: Int, count: Int)?, sequence: UInt64)] = [:]
+                while scan.nextInPlace({ sequence, key, value in
+                    if sequence > checkpointed { latest[key] = (value, sequence) }
+                }) != nil {}
                 guard journal.generation == generation, scan.failure == nil else {
                     journal.checkOnNextLock()
                     throw SQLiteStoreError(
@@ -433,7 +434,10 @@ final class SQLiteStoreCore: Sendable {
                                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
                                 """,
                                 [
-                                    .text(key.name), entry.value.map { .blob($0) } ?? .null,
+                                    .text(key.name),
+                                    entry.value.map {
+                                        .blob(Data(journal.bytesInPlace(at: $0.offset, count: $0.count)))
+                                    } ?? .null,
                                     .integer(Int64(bitPattern: entry.sequence)),
                                 ])
                         }

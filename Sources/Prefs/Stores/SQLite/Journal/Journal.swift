@@ -115,6 +115,12 @@ final class Journal: @unchecked Sendable {
     private func set(_ offset: Int, _ value: UInt64) { prefs_atomic_store64(word64(offset), value) }
     private func set(_ offset: Int, _ value: Int) { set(offset, UInt64(value)) }
 
+    /// The bytes from `offset` in place, for a reader that knows they hold still (a checkpoint:
+    /// it holds SQLite's write lock, without which nobody moves records).
+    func bytesInPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: mapping + offset, count: count)
+    }
+
     /// The bytes from `offset` (within the mapping), copied without trusting them to hold still.
     func copyBytes(at offset: Int, count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in

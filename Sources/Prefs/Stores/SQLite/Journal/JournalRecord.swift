@@ -176,6 +176,51 @@ struct RecordScan {
         }
     }
 
+    /// The next record, checked like ``next()`` but read in place: `entry` gets each key and the
+    /// offset and length of its value's bytes in the journal (`nil` for a removal), with the
+    /// record's sequence number, which it also returns. Only for a reader the records hold still
+    /// for (see ``Journal/bytesInPlace(at:count:)``).
+    mutating func nextInPlace(_ handle: (UInt64, StoreKey, (offset: Int, count: Int)?) -> Void) -> UInt64? {
+        guard let length = nextLength() else { return nil }
+        let bytes = journal.bytesInPlace(at: offset, count: length)
+        func read32(_ at: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))) }
+        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
+            return stop("a record at byte \(offset) fails its checksum")
+        }
+        let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard sequence > lastSequence else { return stop("the record at byte \(offset) does not follow the one before") }
+        // Checked whole before any entry is handed out: a record counts all or nothing.
+        var entries: [(name: Range<Int>, value: Range<Int>?)] = []
+        var at = JournalRecord.headerSize
+        for _ in 0..<read32(16) {
+            guard at + 8 <= length else { return stop("the record at byte \(offset): an entry runs past its record") }
+            let keyLength = read32(at)
+            let rawValueLength = read32(at + 4)
+            let valueLength = rawValueLength == Int(JournalRecord.removal) ? 0 : rawValueLength
+            at += 8
+            guard keyLength <= length - at, valueLength <= length - at - keyLength else {
+                return stop("the record at byte \(offset): an entry runs past its record")
+            }
+            entries.append((at..<at + keyLength, rawValueLength == Int(JournalRecord.removal) ? nil : at + keyLength..<at + keyLength + valueLength))
+            at += keyLength + valueLength
+        }
+        guard at == length else { return stop("the record at byte \(offset): trailing bytes") }
+        var names: [String] = []
+        for entry in entries {
+            guard let name = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[entry.name])) else {
+                return stop("the record at byte \(offset): a key is not UTF-8")
+            }
+            names.append(name)
+        }
+        for (name, entry) in zip(names, entries) {
+            handle(sequence, StoreKey(name), entry.value.map { (offset + $0.lowerBound, $0.count) })
+        }
+        lastSequence = sequence
+        offset += length + JournalRecord.padding(length)
+        return sequence
+    }
+
     /// The next record's sequence number, without decoding it (for records known to be good:
     /// the lock is held and they were checked when appended).
     mutating func nextHeader() -> (sequence: UInt64, length: Int)? {
