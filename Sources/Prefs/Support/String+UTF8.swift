@@ -26,4 +26,17 @@ extension String {
             }
         }
     }
+
+    /// The same for bytes in memory, without generic code on the way: decoding replaces each
+    /// invalid sequence with U+FFFD, so the bytes were valid exactly when the result encodes back
+    /// to them.
+    ///
+    /// ```swift
+    /// bytes.withUnsafeBytes { String(validatingUTF8Bytes: $0) }
+    /// ```
+    package init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.utf8.elementsEqual(bytes) else { return nil }
+        self = text
+    }
 }

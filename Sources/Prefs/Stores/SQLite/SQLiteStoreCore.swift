@@ -58,6 +58,8 @@ final class SQLiteStoreCore: Sendable {
     private let database: Locked<SQLiteStore.Database>
     let cache: Locked<SQLiteStore.Cache>
     let observers = StoreObservers(label: "SQLite")
+    /// The busy timeout in milliseconds, for the journal's lock.
+    private let lockTimeout: Int64
     /// Set while a background checkpoint is queued or running.
     private let checkpointQueued = Locked(false)
 
@@ -69,6 +71,7 @@ final class SQLiteStoreCore: Sendable {
     init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
         self.path = path
         self.options = options
+        lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
         journal = opened.journal
         writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         database = Locked(opened.database)
@@ -265,19 +268,54 @@ final class SQLiteStoreCore: Sendable {
                 read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
                 keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
             let result = try body(&transaction)
-            return (transaction.writes, result)
+            return (.many(transaction.writes), result)
         }
     }
 
     /// Stores or removes one value: a write without a transaction to run.
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
-        try commit { ([key: value], ()) }
+        try commit { (.one(key, value), ()) }
+    }
+
+    /// What one write changes: one key (no dictionary to build), or a transaction's writes.
+    enum Writes {
+        case one(StoreKey, PropertyListValue?)
+        case many([StoreKey: PropertyListValue?])
+
+        var count: Int {
+            switch self {
+            case .one: 1
+            case .many(let writes): writes.count
+            }
+        }
+
+        func forEach(_ body: (StoreKey, PropertyListValue?) throws -> Void) rethrows {
+            switch self {
+            case .one(let key, let value): try body(key, value)
+            case .many(let writes): for (key, value) in writes { try body(key, value) }
+            }
+        }
+
+        var dictionary: [StoreKey: PropertyListValue?] {
+            switch self {
+            case .one(let key, let value): [key: value]
+            case .many(let writes): writes
+            }
+        }
+
+        func encoded(sequence: UInt64) -> [UInt8] {
+            switch self {
+            case .one(let key, let value):
+                JournalRecord.encode(CollectionOfOne((key: key, value: value)), count: 1, sequence: sequence)
+            case .many(let writes): JournalRecord.encode(writes, sequence: sequence)
+            }
+        }
     }
 
     /// Runs `produce` holding the journal's lock on a current cache, and appends the writes it
     /// returns as one record.
     private func commit<Result>(
-        _ produce: () throws -> (writes: [StoreKey: PropertyListValue?], result: Result)
+        _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
@@ -293,7 +331,7 @@ final class SQLiteStoreCore: Sendable {
                     catchUp()
                 }
                 isFirstAttempt = false
-                let outcome = try journal.withLock(timeout: options.busyTimeout) { locked in
+                let outcome = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
                     try commitHoldingLock(journal, locked, produce)
                 }
                 if let (result, wake) = outcome {
@@ -319,7 +357,7 @@ final class SQLiteStoreCore: Sendable {
     /// ran meanwhile), to catch up from SQLite and try again.
     private func commitHoldingLock<Result>(
         _ journal: Journal, _ locked: Journal.Locked,
-        _ produce: () throws -> (writes: [StoreKey: PropertyListValue?], result: Result)
+        _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> (Result, wake: Bool)? {
         var outcome = cache.withLock { cache in
             cache.position.sequence >= journal.sequence ? .caughtUp : catchUpWithoutLock(&cache, journal)
@@ -331,30 +369,42 @@ final class SQLiteStoreCore: Sendable {
         }
         guard outcome != .behind else { return nil }
         let (writes, result) = try produce()
-        guard !writes.isEmpty else { return (result, false) }
-        try PropertyListValue.checkNesting(of: writes)
+        guard writes.count > 0 else { return (result, false) }
+        try writes.forEach { _, value in try value?.checkNesting() }
         let sequence = journal.sequence + 1
-        let record = JournalRecord.encode(writes, sequence: sequence)
+        let record = writes.encoded(sequence: sequence)
         try cache.withLock { cache in
             // Appended holding the cache: a look at the journal from this process never finds
             // this record before the cache has it (it would apply and announce it twice).
             let end = try journal.append(record, locked: locked)
-            for (key, value) in writes { cache.values[key] = value }
+            writes.forEach { key, value in cache.values[key] = value }
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
-            observers.publish(StoreChange(values: writes))
+            if observers.count > 0 { observers.publish(StoreChange(values: writes.dictionary)) }
         }
         return (result, journal.announce(locked: locked))
+    }
+
+    /// A monotonic clock that is cheap to read: on Linux the coarse one (a few milliseconds'
+    /// resolution, a third of the cost).
+    private static func coarseNanoseconds() -> UInt64 {
+        #if os(Linux)
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        #else
+            return DispatchTime.now().uptimeNanoseconds
+        #endif
     }
 
     /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
     ///
     /// Deleted, or another file moved over it: a write would report success for data nobody
     /// reads. The `stat` it takes costs about as much as the rest of a write, so it is made at
-    /// most once a millisecond: a write made within a millisecond of the file's deletion can
-    /// still succeed; any later one throws.
+    /// most once a millisecond (a few on Linux, whose cheap clock ticks that coarsely): a write
+    /// made within that time of the file's deletion can still succeed; any later one throws.
     private func checkFileIsTheOneOpened(lastCheck: inout UInt64) throws {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.coarseNanoseconds()
         guard now &- lastCheck >= 1_000_000 else { return }
         guard let opened = database.withLock({ $0.file }) else { return }
         let found = FileIdentity(path: path)
@@ -388,6 +438,12 @@ final class SQLiteStoreCore: Sendable {
         }
     }
 
+    /// A key's last value in the records a checkpoint moves.
+    private struct LatestValue {
+        let bytes: RecordScan.ValueBytes?
+        let sequence: UInt64
+    }
+
     /// Moves every record in the journal into SQLite in one transaction (synced), then drops
     /// them from the journal.
     ///
@@ -403,20 +459,22 @@ final class SQLiteStoreCore: Sendable {
                 }
             }
             let moved: UInt64
+            let snapshot: (end: Int, generation: UInt64)
             do {
                 let checkpointed = try perform { try Self.checkpointedSequence(connection) }
                 // What an earlier checkpoint committed but did not drop is dropped first; from
                 // here on nobody else moves records (that takes SQLite's write lock, held here).
-                let (end, generation) = try journal.withLock(timeout: options.busyTimeout) { locked in
+                snapshot = try journal.withLock(timeout: options.busyTimeout) { locked in
                     journal.drop(through: checkpointed, locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
+                let (end, generation) = snapshot
                 var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
                 // Read in place (nobody moves records while SQLite's write lock is held), keeping
                 // each key's last value: where the bytes are, not a copy of them.
-                var latest: [StoreKey: (value: (offset: Int, count: Int)?, sequence: UInt64)] = [:]
+                var latest: [StoreKey: LatestValue] = [:]
                 while scan.nextInPlace({ sequence, key, value in
-                    if sequence > checkpointed { latest[key] = (value, sequence) }
+                    if sequence > checkpointed { latest[key] = LatestValue(bytes: value, sequence: sequence) }
                 }) != nil {}
                 guard journal.generation == generation, scan.failure == nil else {
                     journal.checkOnNextLock()
@@ -435,7 +493,7 @@ final class SQLiteStoreCore: Sendable {
                                 """,
                                 [
                                     .text(key.name),
-                                    entry.value.map {
+                                    entry.bytes.map {
                                         .blob(Data(journal.bytesInPlace(at: $0.offset, count: $0.count)))
                                     } ?? .null,
                                     .integer(Int64(bitPattern: entry.sequence)),
@@ -453,7 +511,11 @@ final class SQLiteStoreCore: Sendable {
                 try? connection.run("ROLLBACK")
                 throw error
             }
-            try journal.withLock(timeout: options.busyTimeout) { locked in journal.drop(through: moved, locked: locked) }
+            // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
+            // moved records meanwhile, which `drop` sees by the generation).
+            try journal.withLock(timeout: options.busyTimeout) { locked in
+                journal.drop(through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked)
+            }
         }
     }
 

@@ -121,6 +121,13 @@ final class Journal: @unchecked Sendable {
         UnsafeRawBufferPointer(start: mapping + offset, count: count)
     }
 
+    /// The little-endian integer at `offset`, read without trusting it to hold still.
+    func load<Integer: FixedWidthInteger>(_: Integer.Type, at offset: Int) -> Integer {
+        var value = Integer.zero
+        withUnsafeMutableBytes(of: &value) { prefs_racy_copy($0.baseAddress, mapping + offset, $0.count) }
+        return Integer(littleEndian: value)
+    }
+
     /// The bytes from `offset` (within the mapping), copied without trusting them to hold still.
     func copyBytes(at offset: Int, count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -141,14 +148,19 @@ final class Journal: @unchecked Sendable {
     /// When the last holder died holding it, or left a record or a move half-done, the records
     /// are checked first and cut at the first one that is not whole (reported on stderr).
     func withLock<Result>(timeout: Duration, _ body: (Locked) throws -> Result) throws -> Result {
+        try withLock(timeoutMilliseconds: Int64(timeout.wholeMilliseconds), body)
+    }
+
+    /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
+    func withLock<Result>(timeoutMilliseconds timeout: Int64, _ body: (Locked) throws -> Result) throws -> Result {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
         let lock = mapping + Layout.lockOffset
-        switch prefs_lock_acquire(lock, descriptor, Int64(timeout.wholeMilliseconds)) {
+        switch prefs_lock_acquire(lock, descriptor, timeout) {
         case Int32(PREFS_LOCK_ACQUIRED): break
         case Int32(PREFS_LOCK_ACQUIRED_OWNER_DIED):
             prefs_atomic_store(word32(Layout.writingOffset), 1)
         case Int32(PREFS_LOCK_TIMED_OUT):
-            throw error(.busy, "another store held the journal \(path) locked longer than \(timeout)")
+            throw error(.busy, "another store held the journal \(path) locked longer than \(timeout) ms")
         case Int32(PREFS_LOCK_WOULD_DEADLOCK):
             throw error(
                 .busy,
@@ -294,17 +306,24 @@ final class Journal: @unchecked Sendable {
     /// Drops the records up to `checkpointed` (which SQLite now holds), moving the later ones to
     /// the start when they fit below where they are (so a process killed while moving them leaves
     /// them intact where the header still points); otherwise leaves everything for a later time.
-    func drop(through checkpointed: UInt64, locked: Locked) {
+    ///
+    /// `known` is where the records after `checkpointed` start, when the caller knows it (it
+    /// scanned the records in generation `known.generation`); otherwise the records are walked.
+    func drop(through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil, locked: Locked) {
         guard baseSequence < checkpointed else { return }
-        var scan = RecordScan(journal: self, from: Layout.headerSize, to: writeOffset, after: 0)
         var keepFrom = writeOffset
-        var offset = Layout.headerSize
-        while let record = scan.nextHeader() {
-            if record.sequence > checkpointed {
-                keepFrom = offset
-                break
+        if let known, known.generation == generation {
+            keepFrom = known.offset
+        } else {
+            var scan = RecordScan(journal: self, from: Layout.headerSize, to: writeOffset, after: 0)
+            var offset = Layout.headerSize
+            while let record = scan.nextHeader() {
+                if record.sequence > checkpointed {
+                    keepFrom = offset
+                    break
+                }
+                offset = scan.offset
             }
-            offset = scan.offset
         }
         let kept = writeOffset - keepFrom
         guard Layout.headerSize + kept <= keepFrom else { return }

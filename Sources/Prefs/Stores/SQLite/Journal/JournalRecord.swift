@@ -27,9 +27,11 @@ struct JournalRecord {
     /// The largest key or value one entry holds.
     static let largestField = Int(UInt32.max - 1)
 
-    /// The bytes of a record holding `writes`.
-    static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
-        var bytes = header(sequence: sequence, count: writes.count)
+    /// The bytes of a record holding `writes` (`count` of them).
+    static func encode(
+        _ writes: some Sequence<(key: StoreKey, value: PropertyListValue?)>, count: Int, sequence: UInt64
+    ) -> [UInt8] {
+        var bytes = header(sequence: sequence, count: count)
         for (key, value) in writes {
             append(UInt32(key.name.utf8.count), to: &bytes)
             let lengthOffset = bytes.count
@@ -42,7 +44,13 @@ struct JournalRecord {
                 bytes.withUnsafeMutableBytes { $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self) }
             }
         }
-        return seal(bytes)
+        seal(&bytes)
+        return bytes
+    }
+
+    /// The bytes of a record holding `writes`.
+    static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
+        encode(writes.lazy.map { (key: $0.key, value: $0.value) }, count: writes.count, sequence: sequence)
     }
 
     /// The bytes of a record holding entries already encoded.
@@ -54,7 +62,8 @@ struct JournalRecord {
             bytes.append(contentsOf: entry.key.name.utf8)
             if let encoded = entry.encodedValue { bytes.append(contentsOf: encoded) }
         }
-        return seal(bytes)
+        seal(&bytes)
+        return bytes
     }
 
     /// A record's first bytes; the length and checksum are filled in by ``seal(_:)``.
@@ -69,8 +78,7 @@ struct JournalRecord {
     }
 
     /// Fills in the length and checksum, and pads the record.
-    private static func seal(_ record: [UInt8]) -> [UInt8] {
-        var bytes = record
+    private static func seal(_ bytes: inout [UInt8]) {
         let length = bytes.count
         bytes.withUnsafeMutableBytes { buffer in
             buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -78,7 +86,6 @@ struct JournalRecord {
             buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
         }
         bytes.append(contentsOf: repeatElement(0, count: padding(length)))
-        return bytes
     }
 
     /// The sequence number of an encoded record.
@@ -89,7 +96,10 @@ struct JournalRecord {
     static func padding(_ length: Int) -> Int { (8 - length % 8) % 8 }
 
     private static func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        // Byte by byte, little-endian: cheaper than a buffer append for four or eight bytes.
+        for shift in stride(from: 0, to: Integer.bitWidth, by: 8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
     }
 
     /// Decodes a record's bytes (length and checksum already checked), or says what is wrong.
@@ -176,45 +186,56 @@ struct RecordScan {
         }
     }
 
-    /// The next record, checked like ``next()`` but read in place: `entry` gets each key and the
-    /// offset and length of its value's bytes in the journal (`nil` for a removal), with the
-    /// record's sequence number, which it also returns. Only for a reader the records hold still
-    /// for (see ``Journal/bytesInPlace(at:count:)``).
-    mutating func nextInPlace(_ handle: (UInt64, StoreKey, (offset: Int, count: Int)?) -> Void) -> UInt64? {
+    /// Where an entry's value lies in the journal, as ``nextInPlace(_:)`` hands it out.
+    struct ValueBytes {
+        let offset: Int
+        let count: Int
+    }
+
+    /// The next record, checked like ``next()`` but read in place: `handle` gets the record's
+    /// sequence number, each key, and where its value's bytes are in the journal (`nil` for a
+    /// removal). Returns the sequence number. Only for a reader the records hold still for (see
+    /// ``Journal/bytesInPlace(at:count:)``).
+    mutating func nextInPlace(_ handle: (UInt64, StoreKey, ValueBytes?) -> Void) -> UInt64? {
         guard let length = nextLength() else { return nil }
         let bytes = journal.bytesInPlace(at: offset, count: length)
-        func read32(_ at: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))) }
+        func read32(_ at: Int) -> Int {
+            Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        }
         let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
         guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
             return stop("a record at byte \(offset) fails its checksum")
         }
         let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        guard sequence > lastSequence else { return stop("the record at byte \(offset) does not follow the one before") }
-        // Checked whole before any entry is handed out: a record counts all or nothing.
-        var entries: [(name: Range<Int>, value: Range<Int>?)] = []
-        var at = JournalRecord.headerSize
-        for _ in 0..<read32(16) {
-            guard at + 8 <= length else { return stop("the record at byte \(offset): an entry runs past its record") }
-            let keyLength = read32(at)
-            let rawValueLength = read32(at + 4)
-            let valueLength = rawValueLength == Int(JournalRecord.removal) ? 0 : rawValueLength
-            at += 8
-            guard keyLength <= length - at, valueLength <= length - at - keyLength else {
-                return stop("the record at byte \(offset): an entry runs past its record")
-            }
-            entries.append((at..<at + keyLength, rawValueLength == Int(JournalRecord.removal) ? nil : at + keyLength..<at + keyLength + valueLength))
-            at += keyLength + valueLength
+        guard sequence > lastSequence else {
+            return stop("the record at byte \(offset) does not follow the one before")
         }
-        guard at == length else { return stop("the record at byte \(offset): trailing bytes") }
-        var names: [String] = []
-        for entry in entries {
-            guard let name = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[entry.name])) else {
-                return stop("the record at byte \(offset): a key is not UTF-8")
+        let count = read32(16)
+        // Two passes: the whole record is checked before any entry is handed out (a record counts
+        // all or nothing), then each entry is read.
+        for pass in 0..<2 {
+            var at = JournalRecord.headerSize
+            for _ in 0..<count {
+                guard at + 8 <= length else {
+                    return stop("the record at byte \(offset): an entry runs past its record")
+                }
+                let keyLength = read32(at)
+                let rawValueLength = read32(at + 4)
+                let isRemoval = rawValueLength == Int(JournalRecord.removal)
+                let valueLength = isRemoval ? 0 : rawValueLength
+                at += 8
+                guard keyLength <= length - at, valueLength <= length - at - keyLength else {
+                    return stop("the record at byte \(offset): an entry runs past its record")
+                }
+                guard let name = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[at..<at + keyLength]))
+                else { return stop("the record at byte \(offset): a key is not UTF-8") }
+                if pass == 1 {
+                    let value = isRemoval ? nil : ValueBytes(offset: offset + at + keyLength, count: valueLength)
+                    handle(sequence, StoreKey(name), value)
+                }
+                at += keyLength + valueLength
             }
-            names.append(name)
-        }
-        for (name, entry) in zip(names, entries) {
-            handle(sequence, StoreKey(name), entry.value.map { (offset + $0.lowerBound, $0.count) })
+            guard at == length else { return stop("the record at byte \(offset): trailing bytes") }
         }
         lastSequence = sequence
         offset += length + JournalRecord.padding(length)
@@ -225,8 +246,7 @@ struct RecordScan {
     /// the lock is held and they were checked when appended).
     mutating func nextHeader() -> (sequence: UInt64, length: Int)? {
         guard let length = nextLength() else { return nil }
-        let head = journal.copyBytes(at: offset + 8, count: 8)
-        let sequence = head.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let sequence = journal.load(UInt64.self, at: offset + 8)
         lastSequence = sequence
         offset += length + JournalRecord.padding(length)
         return (sequence, length)
@@ -235,8 +255,7 @@ struct RecordScan {
     /// The length of the record at `offset` when it fits before `end`.
     private mutating func nextLength() -> Int? {
         guard failure == nil, offset + JournalRecord.headerSize <= end else { return nil }
-        let head = journal.copyBytes(at: offset, count: 4)
-        let length = Int(head.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
+        let length = Int(journal.load(UInt32.self, at: offset))
         if length == 0 { return nil }  // zeros: where nothing was written yet
         guard length >= JournalRecord.headerSize, length <= end - offset else {
             return stop("the record at byte \(offset) claims \(length) bytes")
