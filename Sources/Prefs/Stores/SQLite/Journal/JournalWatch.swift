@@ -36,7 +36,10 @@ final class JournalWatch: @unchecked Sendable {
         self.journal = journal
         #if os(Linux)
             if let journal {
-                let milliseconds = Int64(max(1, interval.wholeMilliseconds))
+                // A read-only store cannot say it sleeps, so nobody wakes it: it looks at least
+                // once a second.
+                let longest = journal.isWritable ? interval : min(interval, .seconds(1))
+                let milliseconds = Int64(max(1, longest.wholeMilliseconds))
                 let thread = Thread { [journal, stopped, finished] in
                     defer { finished.signal() }
                     Self.sleepAndLook(journal: journal, milliseconds: milliseconds, stopped: stopped, look: look)
@@ -158,8 +161,14 @@ final class JournalWatch: @unchecked Sendable {
         }
         guard !wasStopped else { return }
         #if os(Linux)
-            // Wakes every waiter on the file: the others see no change and sleep again.
-            if let journal { _ = prefs_futex_wake_all(journal.counter) }
+            // Moves the counter, then wakes every waiter on the file: a watcher between its last
+            // look at `stopped` and its wait then does not sleep (the counter is not what it
+            // expects). The others find nothing new and sleep again.
+            // (A read-only mapping cannot be written: there the watcher's waits are short.)
+            if let journal {
+                if journal.isWritable { _ = prefs_atomic_increment(journal.counter) }
+                _ = prefs_futex_wake_all(journal.counter)
+            }
         #endif
         for source in sources { source.cancel() }
         if token >= 0 { _ = prefs_notify_cancel(token) }
