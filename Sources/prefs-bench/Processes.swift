@@ -25,6 +25,28 @@ enum Processes {
                 if arguments[1] == "read" { consume(prefs[keys[index % 100]]) } else { prefs[keys[index % 100]] = index }
             }
             print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per \(arguments[1])")
+        case "raw-write":
+            let raw = RawSQLite(path: arguments[1])
+            for index in 0..<(Int(arguments[3]) ?? 0) { raw.write(key: "\(arguments[2]).\(index)", value: Int64(index)) }
+        case "sqlite-increment":
+            let prefs = Preferences(store: try SQLiteStore(path: arguments[1]))
+            let key = Preferences.Key<Int>("n", default: 0)
+            for _ in 0..<(Int(arguments[2]) ?? 0) { try prefs.update { $0[key] += 1 } }
+        case "ack-writer":
+            // Writes k<i> = i, then prints i: the parent reads k<i> once the line arrives.
+            let store = try SQLiteStore(path: arguments[1])
+            for index in 0..<(Int(arguments[2]) ?? 0) {
+                try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
+                FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+                usleep(200)
+            }
+        case "open":
+            let start = DispatchTime.now().uptimeNanoseconds
+            let store = try SQLiteStore(path: arguments[1])
+            precondition(store.value(forKey: "key.0") != nil)
+            print(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        case "rss-empty":
+            print(residentMegabytes())
         case "defaults-write":
             let defaults = UserDefaults(suiteName: arguments[1])!
             for index in 0..<(Int(arguments[3]) ?? 0) {
@@ -87,7 +109,7 @@ enum Processes {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private static func startWithOutput(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    static func startWithOutput(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         process.arguments = ["--child"] + arguments
@@ -97,15 +119,8 @@ enum Processes {
         return (process, output)
     }
 
-    /// 4 processes × `writes` distinct keys on one SQLite file: the fraction present afterwards.
-    static func keptWithSQLite(writes: Int) throws -> Double {
-        let path = Scratch.path("multi.sqlite")
-        let children = try (0..<4).map { try start(["sqlite-write", path, "p\($0)", String(writes)]) }
-        for child in children { child.waitUntilExit() }
-        return Double(try SQLiteStore(path: path).keys().count) / Double(4 * writes)
-    }
-
-    /// The same with `UserDefaults` + `synchronize()` on one suite.
+    /// 4 processes × `writes` distinct keys with `UserDefaults` + `synchronize()` on one suite:
+    /// the fraction present afterwards.
     static func keptWithFoundation(writes: Int) throws -> Double {
         let suite = Scratch.path("multi-suite")
         let children = try (0..<4).map { try start(["defaults-write", suite, "p\($0)", String(writes)]) }
@@ -152,18 +167,6 @@ enum Processes {
         let numbers = printed.split(separator: " ").compactMap { Double($0) }
         guard numbers.count == 2 else { throw BenchError("the idle child printed '\(printed)'") }
         return (numbers[0], numbers[1])
-    }
-
-    /// Resident memory of a process holding a 100,000-key `SQLiteStore` open.
-    static func residentMegabytesWith100kKeys() throws -> Double {
-        let path = Scratch.path("rss.sqlite")
-        do {
-            let store = try SQLiteStore(path: path)
-            try store.transaction { t in
-                for index in 0..<100_000 { t["key.\(index)"] = .string("value number \(index)") }
-            }
-        }
-        return Double(try output(of: ["rss", path])) ?? .nan
     }
 
     static func residentMegabytes() -> Double {

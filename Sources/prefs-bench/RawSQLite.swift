@@ -7,17 +7,18 @@ import Foundation
 #endif
 
 /// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone,
-/// with the same file settings as `SQLiteStore` (WAL, `synchronous=NORMAL`).
+/// in WAL mode with `synchronous=NORMAL` (survives a crash of the process) or `FULL` (survives
+/// a power loss).
 final class RawSQLite {
     private var handle: OpaquePointer?
     private var upsert: OpaquePointer?
 
-    init(path: String) {
+    init(path: String, synchronous: String = "NORMAL") {
         sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         sqlite3_exec(
             handle,
             """
-            PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+            PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
             CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
             """, nil, nil, nil)
         sqlite3_prepare_v2(
@@ -33,7 +34,12 @@ final class RawSQLite {
 
     /// One upsert, in its own (autocommit) transaction.
     func write(key: String, value: Int64) {
-        var bytes = withUnsafeBytes(of: value.littleEndian, Array.init)
+        write(key: key, bytes: withUnsafeBytes(of: value.littleEndian, Array.init))
+    }
+
+    /// One upsert of a blob, in its own (autocommit) transaction.
+    func write(key: String, bytes: [UInt8]) {
+        var bytes = bytes
         sqlite3_bind_text(upsert, 1, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         sqlite3_bind_blob(
             upsert, 2, &bytes, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))

@@ -1,0 +1,131 @@
+import Foundation
+import Prefs
+
+/// The workloads of "SQLiteStore at memory speed": large values, power-safe writes, several
+/// processes, opening a large store.
+extension Workloads {
+    /// A 1 KB value written over 10,000 stored keys, against a raw upsert of the same bytes; and
+    /// the SQLite file's size once it holds them all, against their size.
+    func oneKilobyteValues() throws -> (raw: Double, prefs: Double, fileRatio: Double) {
+        let keys = 10_000
+        let text = String(repeating: "0123456789abcdef", count: 64)  // 1,024 bytes
+        let raw = RawSQLite(path: Scratch.path("raw-1kb.sqlite"))
+        let rawBytes = Array(text.utf8)
+        for index in 0..<keys { raw.write(key: "k\(index)", bytes: rawBytes) }
+        let rawWrites = 1_000
+        let rawTime = Measure.nanosecondsPerOperation(operations: rawWrites, repetitions: sizes.repetitions) {
+            for index in 0..<rawWrites { raw.write(key: "k\((index * 7_919) % keys)", bytes: rawBytes) }
+        }
+        let path = Scratch.path("prefs-1kb.sqlite")
+        var prefsTime = Double.nan
+        do {
+            let store = try SQLiteStore(path: path)
+            let value = PropertyListValue.string(text)
+            for index in 0..<keys { try store.setValue(value, forKey: "k\(index)") }
+            let writes = sizes.writes / 5
+            prefsTime = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+                for index in 0..<writes { try store.setValue(value, forKey: "k\((index * 7_919) % keys)") }
+            }
+            try store.flush()
+        }
+        // Closed: SQLite moved its WAL into the file.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        return (rawTime, prefsTime, Double(size) / Double(keys * 1_024))
+    }
+
+    /// A `.powerSafe` write (synced before it returns) against a raw upsert committed with
+    /// `synchronous=FULL`.
+    func powerSafeAgainstRawFull() throws -> (raw: Double, prefs: Double) {
+        let writes = 200
+        let raw = RawSQLite(path: Scratch.path("raw-full.sqlite"), synchronous: "FULL")
+        let rawTime = Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes { raw.write(key: "k\(index % 100)", value: Int64(index)) }
+        }
+        let store = try SQLiteStore(path: Scratch.path("powersafe.sqlite"), options: .init(durability: .powerSafe))
+        let prefsTime = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes { try store.setValue(.integer(Int64(index)), forKey: "k\(index % 100)") }
+        }
+        return (rawTime, prefsTime)
+    }
+}
+
+extension Processes {
+    /// 4 processes × `writes` distinct writes through `SQLiteStore`, against the same as raw
+    /// SQLite commits: the fraction kept and the ratio of the wall times.
+    static func fourWriters(writes: Int) throws -> (kept: Double, timeRatio: Double) {
+        func wallTime(_ mode: String, _ path: String) throws -> Double {
+            let began = DispatchTime.now().uptimeNanoseconds
+            let children = try (0..<4).map { try start([mode, path, "p\($0)", String(writes)]) }
+            for child in children { child.waitUntilExit() }
+            return Double(DispatchTime.now().uptimeNanoseconds - began)
+        }
+        let rawTime = try wallTime("raw-write", Scratch.path("multi-raw.sqlite"))
+        let path = Scratch.path("multi.sqlite")
+        let prefsTime = try wallTime("sqlite-write", path)
+        let kept = Double(try SQLiteStore(path: path).keys().count) / Double(4 * writes)
+        return (kept, prefsTime / rawTime)
+    }
+
+    /// 8 processes × 500 `update { $0[.n] += 1 }`: 1 when the count is exactly 4,000.
+    static func eightIncrementers() throws -> Double {
+        let path = Scratch.path("increments.sqlite")
+        let children = try (0..<8).map { _ in try start(["sqlite-increment", path, "500"]) }
+        for child in children { child.waitUntilExit() }
+        return try SQLiteStore(path: path).value(forKey: "n") == .integer(4_000) ? 1 : 0
+    }
+
+    /// Of `trials` writes in another process, the fraction that a read here, started after the
+    /// write returned there, saw.
+    static func readAfterWrite(trials: Int) throws -> Double {
+        let path = Scratch.path("read-after-write.sqlite")
+        let store = try SQLiteStore(path: path)
+        _ = store.value(forKey: "k0")
+        let (process, output) = try startWithOutput(["ack-writer", path, String(trials)])
+        let lines = LineReader(output.fileHandleForReading)
+        var seen = 0
+        while let line = lines.next(), let index = Int(line) {
+            if store.value(forKey: "k\(index)") == .integer(Int64(index)) { seen += 1 }
+        }
+        process.waitUntilExit()
+        return Double(seen) / Double(trials)
+    }
+
+    /// Milliseconds from starting to open a 100,000-key store until its first read, and the
+    /// resident memory it adds to an empty process (MB).
+    static func largeStore() throws -> (openMilliseconds: Double, addedMegabytes: Double) {
+        let path = Scratch.path("large.sqlite")
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.transaction { t in
+                for index in 0..<100_000 { t["key.\(index)"] = .string("value number \(index)") }
+            }
+            try store.flush()
+        }
+        var opens: [Double] = []
+        for _ in 0..<3 { opens.append(Double(try output(of: ["open", path])) ?? .nan) }
+        let empty = Double(try output(of: ["rss-empty"])) ?? .nan
+        let holding = Double(try output(of: ["rss", path])) ?? .nan
+        return (Measure.percentile(opens, 0.5), holding - empty)
+    }
+}
+
+/// Reads a pipe line by line as the lines arrive.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+}
