@@ -11,12 +11,24 @@ enum Processes {
     static func runChild(_ arguments: [String]) throws {
         switch arguments.first {
         case "sqlite-write":
+            // PATH PREFIX COUNT START: opens the store, waits for START (seconds since 1970),
+            // writes, and prints when its last write returned.
             let store = try SQLiteStore(path: arguments[1])
+            waitUntil(Double(arguments[4]) ?? 0)
             for index in 0..<(Int(arguments[3]) ?? 0) {
                 try store.setValue(.integer(Int64(index)), forKey: "\(arguments[2]).\(index)")
             }
+            print(Date().timeIntervalSince1970)
         case "profile":
-            // KIND PATH N: N typed writes (or reads) in a loop, to run under a profiler.
+            // KIND PATH N: N typed writes (or reads) in a loop, to run under a profiler; `fill`
+            // stores N keys in one transaction.
+            if arguments[1] == "fill" {
+                let store = try SQLiteStore(path: arguments[2])
+                try store.transaction { t in
+                    for index in 0..<(Int(arguments[3]) ?? 0) { t["key.\(index)"] = .string("value number \(index)") }
+                }
+                return
+            }
             let prefs = Preferences(store: try SQLiteStore(path: arguments[2]))
             let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
             let count = Int(arguments[3]) ?? 1_000_000
@@ -26,8 +38,11 @@ enum Processes {
             }
             print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per \(arguments[1])")
         case "raw-write":
+            // The same with raw SQLite commits.
             let raw = RawSQLite(path: arguments[1])
+            waitUntil(Double(arguments[4]) ?? 0)
             for index in 0..<(Int(arguments[3]) ?? 0) { raw.write(key: "\(arguments[2]).\(index)", value: Int64(index)) }
+            print(Date().timeIntervalSince1970)
         case "sqlite-increment":
             let prefs = Preferences(store: try SQLiteStore(path: arguments[1]))
             let key = Preferences.Key<Int>("n", default: 0)
@@ -107,6 +122,12 @@ enum Processes {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Sleeps until the wall-clock instant `seconds` (since 1970).
+    static func waitUntil(_ seconds: Double) {
+        let remaining = seconds - Date().timeIntervalSince1970
+        if remaining > 0 { usleep(UInt32(remaining * 1_000_000)) }
     }
 
     static func startWithOutput(_ arguments: [String]) throws -> (process: Process, output: Pipe) {

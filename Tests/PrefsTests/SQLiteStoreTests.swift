@@ -75,6 +75,32 @@ func integrityCheck(_ path: String) throws -> String {
         #expect(try connection.integer("SELECT count(*) FROM prefs_entries WHERE key = 'k7' AND value IS NULL") == 1)
     }
 
+    /// A file of the first release (schema version 1: no journal, entries WITHOUT ROWID) opens
+    /// with its values, a removal's row stays a removal, and it is upgraded to version 2.
+    @Test func aVersionOneFileIsUpgradedWithItsValues() throws {
+        let path = TestFiles.uniquePath()
+        do {
+            let old = try SQLiteConnection(path: path)
+            try old.execute(
+                """
+                CREATE TABLE prefs_entries(key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE INDEX prefs_entries_seq ON prefs_entries(seq);
+                CREATE TABLE prefs_meta(name TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+                PRAGMA user_version = 1;
+                """)
+            try old.run(
+                "INSERT INTO prefs_entries(key, value, seq) VALUES ('name', ?1, 7), ('gone', NULL, 8)",
+                [.blob(PropertyListValue.string("kept").binaryEncoded())])
+        }
+        let store = try SQLiteStore(path: path)
+        #expect(store.snapshot() == ["name": .string("kept")])
+        try store.setValue(.integer(1), forKey: "new")
+        try store.flush()
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try connection.integer("PRAGMA user_version") == 2)
+        #expect(try connection.integer("SELECT seq FROM prefs_entries WHERE key = 'new'") ?? 0 > 8)
+    }
+
     @Test func garbageFilesThrowATypedErrorNamingTheFile() throws {
         let path = TestFiles.uniquePath("garbage")
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })

@@ -36,6 +36,11 @@ extension String {
     /// ```
     package init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
         let text = String(decoding: bytes, as: UTF8.self)
+        // ASCII (most keys and values) is valid as it is: no need to compare.
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self = text
+            return
+        }
         guard text.utf8.elementsEqual(bytes) else { return nil }
         self = text
     }

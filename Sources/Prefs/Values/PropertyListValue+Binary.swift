@@ -41,7 +41,12 @@ extension PropertyListValue {
     /// let value = try PropertyListValue(binaryEncoded: blob)
     /// ```
     public init(binaryEncoded bytes: Data) throws {
-        var reader = BinaryReader(bytes: [UInt8](bytes))
+        self = try bytes.withUnsafeBytes { try Self(binaryEncodedBytes: $0) }
+    }
+
+    /// The same from bytes in memory (a SQLite row, a journal record), without copying them.
+    package init(binaryEncodedBytes bytes: UnsafeRawBufferPointer) throws {
+        var reader = BinaryReader(bytes: bytes)
         self = try reader.readValue(depth: 0)
         guard reader.isAtEnd else { throw BinaryDecodingError(reason: "trailing bytes after the value") }
     }
@@ -98,7 +103,7 @@ extension PropertyListValue {
     }
 
     fileprivate struct BinaryReader {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var offset = 0
         var isAtEnd: Bool { offset == bytes.count }
 
@@ -147,14 +152,15 @@ extension PropertyListValue {
         }
 
         mutating func readWord() throws -> UInt64 {
-            let raw = try readBytes(8)
-            return raw.reversed().reduce(0) { ($0 << 8) | UInt64($1) }
+            guard 8 <= bytes.count - offset else { throw BinaryDecodingError(reason: "truncated value") }
+            defer { offset += 8 }
+            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         }
 
-        mutating func readBytes(_ count: Int) throws -> ArraySlice<UInt8> {
+        mutating func readBytes(_ count: Int) throws -> UnsafeRawBufferPointer {
             guard count <= bytes.count - offset else { throw BinaryDecodingError(reason: "truncated value") }
             defer { offset += count }
-            return bytes[offset..<offset + count]
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
         }
 
         mutating func readLength() throws -> Int {

@@ -204,6 +204,14 @@ final class SQLiteConnection {
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
+        /// The blob's bytes in place, valid until the next step (no copy).
+        func blobBytes(_ column: Int32) -> UnsafeRawBufferPointer {
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
+            return UnsafeRawBufferPointer(start: pointer, count: count)
+        }
         func blob(_ column: Int32) -> Data {
             let count = Int(sqlite3_column_bytes(statement, column))
             guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }

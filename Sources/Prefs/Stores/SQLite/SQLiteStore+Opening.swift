@@ -6,8 +6,9 @@ extension SQLiteStore {
     /// The schema this release writes, kept in the file's `PRAGMA user_version` so later releases
     /// can migrate it (and this one refuses a newer file rather than misread it).
     ///
-    /// Version 2 adds the journal (`<name>-prefs`) and `prefs_meta.checkpointed_sequence`: a
-    /// release that knows only version 1 would write past the journal, so it must refuse the file.
+    /// Version 2 adds the journal (`<name>-prefs`) and `prefs_meta.checkpointed_sequence`, and
+    /// keeps the entries in a rowid table: a release that knows only version 1 would write past
+    /// the journal, so it must refuse the file.
     static let schemaVersion: Int64 = 2
 
     struct Opened {
@@ -159,6 +160,11 @@ extension SQLiteStore {
         }
     }
 
+    /// The entries: a rowid table (see the migration from version 1 below for why).
+    private static let entriesTable = """
+        CREATE TABLE IF NOT EXISTS prefs_entries(key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL);
+        """
+
     private static func createSchema(_ connection: SQLiteConnection, path: String) throws {
         let found = try connection.integer("PRAGMA user_version") ?? 0
         guard found < schemaVersion else { return }
@@ -167,16 +173,26 @@ extension SQLiteStore {
         do {
             let version = try connection.integer("PRAGMA user_version") ?? 0
             if version == 1 {
-                // Version 1 has the same tables; its rows are all "checkpointed" already.
-                try connection.execute("PRAGMA user_version = \(schemaVersion)")
+                // Version 1 kept the entries WITHOUT ROWID, where a value over about 1,000 bytes
+                // spills into an overflow page of its own (four times the space for 1 KB); a
+                // rowid table keeps values up to about 4,000 bytes in its leaves. Its rows are
+                // all "checkpointed" already.
+                try connection.execute(
+                    """
+                    ALTER TABLE prefs_entries RENAME TO prefs_entries_v1;
+                    \(entriesTable)
+                    INSERT INTO prefs_entries(key, value, seq) SELECT key, value, seq FROM prefs_entries_v1;
+                    DROP TABLE prefs_entries_v1;
+                    CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(seq);
+                    PRAGMA user_version = \(schemaVersion);
+                    """)
             } else if version == 0 {
                 try checkBelongsToPrefs(connection, path: path)
                 // A removal is kept as a row whose value is NULL, with the sequence number of the
                 // write that made it, so other processes can catch up by sequence number alone.
                 try connection.execute(
                     """
-                    CREATE TABLE IF NOT EXISTS prefs_entries(
-                        key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL) WITHOUT ROWID;
+                    \(entriesTable)
                     CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(seq);
                     CREATE TABLE IF NOT EXISTS prefs_meta(name TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
                     PRAGMA user_version = \(schemaVersion);
@@ -207,6 +223,8 @@ extension SQLiteStore {
                 detail: "schema version \(version), expected \(schemaVersion)")
         }
         var values: [StoreKey: PropertyListValue] = [:]
+        // Room for every row at once: growing a large dictionary step by step copies it each time.
+        values.reserveCapacity(Int(try connection.integer("SELECT count(*) FROM prefs_entries") ?? 0))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
@@ -215,7 +233,7 @@ extension SQLiteStore {
             highestRow = max(highestRow, UInt64(bitPattern: row.integer(2)))
             guard !row.isNull(1) else { return }
             let key = row.text(0)
-            if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+            if let value = try? PropertyListValue(binaryEncodedBytes: row.blobBytes(1)) {
                 values[StoreKey(key)] = value
             } else {
                 undecodable.append(key)

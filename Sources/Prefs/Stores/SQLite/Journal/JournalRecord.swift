@@ -170,16 +170,21 @@ struct RecordScan {
     /// The next record, decoded; `nil` at the end or at the first bad record (see ``failure``).
     mutating func next() -> JournalRecord? {
         guard let length = nextLength() else { return nil }
+        // The order first: an old record left past the end is neither copied nor checked.
+        guard journal.load(UInt64.self, at: offset + 8) > lastSequence else {
+            return stop("the record at byte \(offset) does not follow the one before")
+        }
         let bytes = journal.copyBytes(at: offset, count: length)
         let checksum = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
         let actual = bytes.withUnsafeBytes { prefs_crc32c($0.baseAddress! + 8, length - 8) }
         guard checksum == actual else { return stop("a record at byte \(offset) fails its checksum") }
+        // The order before the entries: an old record left past the end is not decoded.
+        guard JournalRecord.sequence(of: bytes) > lastSequence else {
+            return stop("the record at byte \(offset) does not follow the one before")
+        }
         switch JournalRecord.decode(bytes) {
         case .failure(let problem): return stop("the record at byte \(offset): \(problem)")
         case .success(let record):
-            guard record.sequence > lastSequence else {
-                return stop("the record at byte \(offset) does not follow the one before")
-            }
             lastSequence = record.sequence
             offset += length + JournalRecord.padding(length)
             return record
