@@ -29,6 +29,15 @@ enum Processes {
                 }
                 return
             }
+            if arguments[1] == "write1k" {
+                let store = try SQLiteStore(path: arguments[2])
+                let value = PropertyListValue.string(String(repeating: "0123456789abcdef", count: 64))
+                let count = Int(arguments[3]) ?? 0
+                let start = DispatchTime.now().uptimeNanoseconds
+                for index in 0..<count { try store.setValue(value, forKey: "k\((index * 7_919) % 10_000)") }
+                print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per 1 KB write")
+                return
+            }
             let prefs = Preferences(store: try SQLiteStore(path: arguments[2]))
             let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
             let count = Int(arguments[3]) ?? 1_000_000

@@ -60,6 +60,8 @@ final class SQLiteStoreCore: Sendable {
     let observers = StoreObservers(label: "SQLite")
     /// The busy timeout in milliseconds, for the journal's lock.
     private let lockTimeout: Int64
+    /// The file the store opened (not read from `database`, which a checkpoint holds for long).
+    private let openedFile: FileIdentity?
     /// Set while a background checkpoint is queued or running.
     private let checkpointQueued = Locked(false)
 
@@ -72,6 +74,7 @@ final class SQLiteStoreCore: Sendable {
         self.path = path
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
+        openedFile = opened.database.file
         journal = opened.journal
         writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         database = Locked(opened.database)
@@ -406,7 +409,7 @@ final class SQLiteStoreCore: Sendable {
     private func checkFileIsTheOneOpened(lastCheck: inout UInt64) throws {
         let now = Self.coarseNanoseconds()
         guard now &- lastCheck >= 1_000_000 else { return }
-        guard let opened = database.withLock({ $0.file }) else { return }
+        guard let opened = openedFile else { return }
         let found = FileIdentity(path: path)
         guard found != opened else {
             lastCheck = now
@@ -464,8 +467,12 @@ final class SQLiteStoreCore: Sendable {
                 let checkpointed = try perform { try Self.checkpointedSequence(connection) }
                 // What an earlier checkpoint committed but did not drop is dropped first; from
                 // here on nobody else moves records (that takes SQLite's write lock, held here).
+                // Found without the lock (held here, SQLite's write lock keeps records where
+                // they are), so writers never wait for a walk through the journal.
+                let earlier = (journal.generation, journal.writeOffset)
+                let leftover = journal.start(after: checkpointed, upTo: earlier.1)
                 snapshot = try journal.withLock(timeout: options.busyTimeout) { locked in
-                    journal.drop(through: checkpointed, locked: locked)
+                    journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
                 let (end, generation) = snapshot
@@ -473,7 +480,7 @@ final class SQLiteStoreCore: Sendable {
                 // Read in place (nobody moves records while SQLite's write lock is held), keeping
                 // each key's last value: where the bytes are, not a copy of them.
                 var latest: [StoreKey: LatestValue] = [:]
-                while scan.nextInPlace({ sequence, key, value in
+                while scan.nextInPlace(skipping: checkpointed, { sequence, key, value in
                     if sequence > checkpointed { latest[key] = LatestValue(bytes: value, sequence: sequence) }
                 }) != nil {}
                 guard journal.generation == generation, scan.failure == nil else {

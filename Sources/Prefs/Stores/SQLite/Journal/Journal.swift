@@ -315,15 +315,7 @@ final class Journal: @unchecked Sendable {
         if let known, known.generation == generation {
             keepFrom = known.offset
         } else {
-            var scan = RecordScan(journal: self, from: Layout.headerSize, to: writeOffset, after: 0)
-            var offset = Layout.headerSize
-            while let record = scan.nextHeader() {
-                if record.sequence > checkpointed {
-                    keepFrom = offset
-                    break
-                }
-                offset = scan.offset
-            }
+            keepFrom = start(after: checkpointed, upTo: writeOffset)
         }
         let kept = writeOffset - keepFrom
         guard Layout.headerSize + kept <= keepFrom else { return }
@@ -335,6 +327,18 @@ final class Journal: @unchecked Sendable {
         set(Layout.writeOffsetOffset, Layout.headerSize + kept)
         set(Layout.baseOffset, min(checkpointed, sequence))
         set(Layout.generationOffset, generation &+ 1)  // even again
+    }
+
+    /// Where the first record numbered after `sequence` starts (or `end`), reading only the
+    /// records' headers.
+    func start(after sequence: UInt64, upTo end: Int) -> Int {
+        var scan = RecordScan(journal: self, from: Layout.headerSize, to: end, after: 0)
+        var offset = Layout.headerSize
+        while let record = scan.nextHeader() {
+            if record.sequence > sequence { return offset }
+            offset = scan.offset
+        }
+        return end
     }
 
     /// Where a watcher's read of the header stands; see ``RecordScan``.

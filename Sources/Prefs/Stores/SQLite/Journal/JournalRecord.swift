@@ -201,9 +201,19 @@ struct RecordScan {
     /// sequence number, each key, and where its value's bytes are in the journal (`nil` for a
     /// removal). Returns the sequence number. Only for a reader the records hold still for (see
     /// ``Journal/bytesInPlace(at:count:)``).
-    mutating func nextInPlace(_ handle: (UInt64, StoreKey, ValueBytes?) -> Void) -> UInt64? {
+    ///
+    /// Records numbered up to `skipped` are stepped over unread (a checkpoint has them already).
+    mutating func nextInPlace(skipping skipped: UInt64 = 0, _ handle: (UInt64, StoreKey, ValueBytes?) -> Void)
+        -> UInt64?
+    {
         guard let length = nextLength() else { return nil }
         let bytes = journal.bytesInPlace(at: offset, count: length)
+        let numbered = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        if numbered <= skipped && numbered > lastSequence {
+            lastSequence = numbered
+            offset += length + JournalRecord.padding(length)
+            return numbered
+        }
         func read32(_ at: Int) -> Int {
             Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
         }
