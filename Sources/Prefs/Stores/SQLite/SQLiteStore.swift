@@ -65,9 +65,10 @@ public final class SQLiteStore: PreferenceStore {
         let core = SQLiteStoreCore(path: path, options: options, opened: opened)
         self.core = core
         core.catchUp()  // the journal's records since the last checkpoint
-        watch = JournalWatch(journal: core.journal, interval: options.refreshInterval) { [weak core] in
-            core?.lookForChanges() ?? false
-        }
+        watch = JournalWatch(
+            journal: core.journal, interval: options.refreshInterval,
+            wantsWakeups: { [weak core] in (core?.observers.count ?? 0) > 0 },
+            look: { [weak core] in core?.lookForChanges() ?? false })
         if let recovery { FileHandle.standardError.write(Data("prefs: \(recovery)\n".utf8)) }
     }
 
@@ -128,7 +129,9 @@ public final class SQLiteStore: PreferenceStore {
     /// Calls `handler` with every change, from this process or another one, until the
     /// observation ends.
     public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        core.observers.add(handler)
+        let observation = core.observers.add(handler)
+        if core.observers.count == 1 { watch.kick() }  // the first: the watch now wants wake-ups
+        return observation
     }
 
     /// The core's observers (for tests that wait for delivery).

@@ -32,7 +32,15 @@ final class JournalWatch: @unchecked Sendable {
     private var token: Int32 = -1
 
     /// Starts watching; `look` reads the journal and returns whether it found anything new.
-    init(journal: Journal?, interval: Duration, look: @escaping @Sendable () -> Bool) {
+    ///
+    /// The watcher asks writers to wake it only while `wantsWakeups` says so (the store has
+    /// observers): a store nobody observes needs no wake-ups, since its reads look at the journal
+    /// themselves, and its writers' neighbours then make no system call for it. Call ``kick()``
+    /// when it starts wanting them.
+    init(
+        journal: Journal?, interval: Duration, wantsWakeups: @escaping @Sendable () -> Bool,
+        look: @escaping @Sendable () -> Bool
+    ) {
         self.journal = journal
         #if os(Linux)
             if let journal {
@@ -42,7 +50,9 @@ final class JournalWatch: @unchecked Sendable {
                 let milliseconds = Int64(max(1, longest.wholeMilliseconds))
                 let thread = Thread { [journal, stopped, finished] in
                     defer { finished.signal() }
-                    Self.sleepAndLook(journal: journal, milliseconds: milliseconds, stopped: stopped, look: look)
+                    Self.sleepAndLook(
+                        journal: journal, milliseconds: milliseconds, stopped: stopped, wantsWakeups: wantsWakeups,
+                        look: look)
                 }
                 thread.name = "prefs.sqlite.watch"
                 thread.start()
@@ -60,7 +70,8 @@ final class JournalWatch: @unchecked Sendable {
                 var descriptor: Int32 = -1
                 if prefs_notify_register(journal.notificationName, &descriptor, &token) == 0 {
                     let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-                    let notified = NotifiedLooks(journal: journal, queue: queue, look: look)
+                    let notified = NotifiedLooks(
+                        journal: journal, queue: queue, wantsWakeups: wantsWakeups, look: look)
                     source.setEventHandler {
                         var posted: Int32 = 0
                         _ = read(descriptor, &posted, MemoryLayout<Int32>.size)
@@ -81,7 +92,8 @@ final class JournalWatch: @unchecked Sendable {
 
     #if os(Linux)
         private static func sleepAndLook(
-            journal: Journal, milliseconds: Int64, stopped: Locked<Bool>, look: @Sendable () -> Bool
+            journal: Journal, milliseconds: Int64, stopped: Locked<Bool>, wantsWakeups: @Sendable () -> Bool,
+            look: @Sendable () -> Bool
         ) {
             // The counter first, then a look: a write before the read is found by the look, any
             // later one moves the counter past `seen`.
@@ -99,7 +111,7 @@ final class JournalWatch: @unchecked Sendable {
                         continue
                     }
                 }
-                if journal.isWritable { prefs_atomic_store(journal.sleepers, 1) }
+                if journal.isWritable && wantsWakeups() { prefs_atomic_store(journal.sleepers, 1) }
                 let now = prefs_atomic_load(journal.counter)
                 if now != seen {
                     seen = now
@@ -123,12 +135,17 @@ final class JournalWatch: @unchecked Sendable {
         private final class NotifiedLooks: @unchecked Sendable {
             let journal: Journal
             let queue: DispatchQueue
+            let wantsWakeups: @Sendable () -> Bool
             let look: @Sendable () -> Bool
             var seen: UInt32
 
-            init(journal: Journal, queue: DispatchQueue, look: @escaping @Sendable () -> Bool) {
+            init(
+                journal: Journal, queue: DispatchQueue, wantsWakeups: @escaping @Sendable () -> Bool,
+                look: @escaping @Sendable () -> Bool
+            ) {
                 self.journal = journal
                 self.queue = queue
+                self.wantsWakeups = wantsWakeups
                 self.look = look
                 seen = prefs_atomic_load(journal.counter)
             }
@@ -146,12 +163,22 @@ final class JournalWatch: @unchecked Sendable {
             }
 
             private func sleep() {
-                guard journal.isWritable else { return }
+                guard journal.isWritable && wantsWakeups() else { return }
                 prefs_atomic_store(journal.sleepers, 1)
                 if prefs_atomic_load(journal.counter) != seen { lookAndSleep() }
             }
         }
     #endif
+
+    /// Makes the watcher look again at once, and ask to be woken from then on if it now wants
+    /// to be (a first observer was added).
+    func kick() {
+        guard let journal, journal.isWritable else { return }
+        // Moving the counter makes a watcher about to sleep look instead; the wake reaches one
+        // asleep. (Other stores' watchers look too, and find nothing new.)
+        _ = prefs_atomic_increment(journal.counter)
+        journal.wakeWatchers()
+    }
 
     /// Stops the watch and waits until `look` will not be called again.
     func stop() {
