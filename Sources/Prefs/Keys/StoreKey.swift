@@ -51,6 +51,18 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 
     /// Equal when the UTF-8 bytes (so the Unicode scalars) are the same.
     public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
+        // Two strings with the same representation (the same small string, or one shared
+        // buffer) hold the same bytes: the common case of a lookup, decided without a call.
+        if MemoryLayout<String>.size == 16 {
+            let same = withUnsafeBytes(of: lhs.name) { left in
+                withUnsafeBytes(of: rhs.name) { right in
+                    left.loadUnaligned(as: UInt64.self) == right.loadUnaligned(as: UInt64.self)
+                        && left.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                            == right.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                }
+            }
+            if same { return true }
+        }
         let left = lhs.name.utf8
         let right = rhs.name.utf8
         guard left.count == right.count else { return false }

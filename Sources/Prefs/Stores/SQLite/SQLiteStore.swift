@@ -85,8 +85,7 @@ public final class SQLiteStore: PreferenceStore {
 
     /// The stored value, from the cache (current with every write made before this call).
     public func value(forKey key: String) -> PropertyListValue? {
-        let key = StoreKey(key)
-        return core.read { $0.values[key] }
+        core.value(for: StoreKey(key))
     }
 
     /// Every stored key and value, from the cache.

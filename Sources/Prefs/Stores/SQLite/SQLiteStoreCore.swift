@@ -98,22 +98,33 @@ final class SQLiteStoreCore: Sendable {
 
     // MARK: - Reading
 
+    /// The value under `key`, current with every write made before this call: one lock and one
+    /// load of the journal's sequence number when nothing changed.
+    func value(for key: StoreKey) -> PropertyListValue? {
+        let current: PropertyListValue?? = cache.withLock { cache in
+            guard let journal, journal.sequence > cache.position.sequence else { return .some(cache.values[key]) }
+            return .none
+        }
+        if let current { return current }
+        return read { $0.values[key] }
+    }
+
     /// Brings the cache up to date with every record written before this call.
     func catchUp() { read { _ in } }
 
     /// Runs `body` on the cache once it holds every record written before this call.
-    func read<Result>(_ body: (SQLiteStore.Cache) -> Result) -> Result {
+    func read<Result>(_ body: (inout SQLiteStore.Cache) -> Result) -> Result {
         while true {
             let result: Result? = cache.withLock { cache in
-                guard let journal, journal.sequence > cache.position.sequence else { return body(cache) }
+                guard let journal, journal.sequence > cache.position.sequence else { return body(&cache) }
                 guard catchUpWithoutLock(&cache, journal) != .behind else { return nil }
-                return body(cache)
+                return body(&cache)
             }
             if let result { return result }
             // Behind what the journal still holds: the rest is in SQLite.
             do { try catchUpFromSQLite() } catch {
                 journal?.report("cannot read the changes from SQLite: \(error)")
-                return cache.withLock { body($0) }
+                return cache.withLock { body(&$0) }
             }
         }
     }
