@@ -99,10 +99,13 @@ final class JournalWatch: @unchecked Sendable {
             // later one moves the counter past `seen`.
             var seen = prefs_atomic_load(journal.counter)
             var foundNew = look()
+            // Whether the counter moved before that look: a look after a timeout that found
+            // nothing needs no quiet moment (nobody is writing).
+            var moved = true
             while !stopped.withLock({ $0 }) {
-                if !foundNew {
-                    // The last look found only this process's writes (or nothing): stay quiet for
-                    // a moment rather than have each of a burst of its writes wake this thread.
+                if !foundNew && moved {
+                    // The last look found only this process's writes: stay quiet for a moment
+                    // rather than have each of a burst of its writes wake this thread.
                     usleep(UInt32(quietPause.wholeMilliseconds) * 1000)
                     let now = prefs_atomic_load(journal.counter)
                     if now != seen {
@@ -115,13 +118,14 @@ final class JournalWatch: @unchecked Sendable {
                 let now = prefs_atomic_load(journal.counter)
                 if now != seen {
                     seen = now
-                    foundNew = look()
+                    (moved, foundNew) = (true, look())
                     continue
                 }
                 let timedOut = prefs_futex_wait(journal.counter, seen, milliseconds) == 1
                 if stopped.withLock({ $0 }) { break }
                 let after = prefs_atomic_load(journal.counter)
-                if after != seen || timedOut {
+                moved = after != seen
+                if moved || timedOut {
                     seen = after
                     foundNew = look()
                 }
