@@ -140,7 +140,9 @@ do {
         }
     case "sqlite-dump":
         // PATH: every key and value, sorted, one per line.
-        for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: { $0.key.name < $1.key.name }) {
+        for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: {
+            $0.key.name < $1.key.name
+        }) {
             print("\(key.name)=\(value)")
         }
     case "sqlite-set":

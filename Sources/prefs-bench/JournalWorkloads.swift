@@ -23,7 +23,9 @@ extension Workloads {
             let value = PropertyListValue.string(text)
             for index in 0..<keys { try store.setValue(value, forKey: "k\(index)") }
             let writes = sizes.writes / 5
-            prefsTime = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+            prefsTime = try Measure.nanosecondsPerOperation(
+                operations: writes, repetitions: sizes.repetitions
+            ) {
                 for index in 0..<writes { try store.setValue(value, forKey: "k\((index * 7_919) % keys)") }
             }
             try store.flush()
@@ -41,8 +43,11 @@ extension Workloads {
         let rawTime = Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
             for index in 0..<writes { raw.write(key: "k\(index % 100)", value: Int64(index)) }
         }
-        let store = try SQLiteStore(path: Scratch.path("powersafe.sqlite"), options: .init(durability: .powerSafe))
-        let prefsTime = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+        let store = try SQLiteStore(
+            path: Scratch.path("powersafe.sqlite"), options: .init(durability: .powerSafe))
+        let prefsTime = try Measure.nanosecondsPerOperation(
+            operations: writes, repetitions: sizes.repetitions
+        ) {
             for index in 0..<writes { try store.setValue(.integer(Int64(index)), forKey: "k\(index % 100)") }
         }
         return (rawTime, prefsTime)
@@ -50,8 +55,9 @@ extension Workloads {
 }
 
 extension Processes {
-    /// 4 processes × `writes` distinct writes through `SQLiteStore`, against the same as raw
-    /// SQLite commits: the fraction kept and the ratio of the times the writes took. The
+    /// 4 processes × `writes` distinct writes through `SQLiteStore` against raw SQLite commits.
+    ///
+    /// Returns the fraction kept and the ratio of the times the writes took. The
     /// processes start together at an agreed instant once their files are open, so starting a
     /// process is not counted; the time ends when the last one's last write returned.
     static func fourWriters(writes: Int) throws -> (kept: Double, timeRatio: Double) {
@@ -62,7 +68,8 @@ extension Processes {
             }
             var finished: [Double] = []
             for (process, output) in children {
-                let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let printed = String(
+                    decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 process.waitUntilExit()
                 finished.append(Double(printed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan)
             }

@@ -25,7 +25,9 @@ enum Processes {
             if arguments[1] == "fill" {
                 let store = try SQLiteStore(path: arguments[2])
                 try store.transaction { t in
-                    for index in 0..<(Int(arguments[3]) ?? 0) { t["key.\(index)"] = .string("value number \(index)") }
+                    for index in 0..<(Int(arguments[3]) ?? 0) {
+                        t["key.\(index)"] = .string("value number \(index)")
+                    }
                 }
                 return
             }
@@ -35,7 +37,9 @@ enum Processes {
                 let count = Int(arguments[3]) ?? 0
                 let start = DispatchTime.now().uptimeNanoseconds
                 for index in 0..<count { try store.setValue(value, forKey: "k\((index * 7_919) % 10_000)") }
-                print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per 1 KB write")
+                print(
+                    "\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per 1 KB write"
+                )
                 return
             }
             let prefs = Preferences(store: try SQLiteStore(path: arguments[2]))
@@ -43,14 +47,22 @@ enum Processes {
             let count = Int(arguments[3]) ?? 1_000_000
             let start = DispatchTime.now().uptimeNanoseconds
             for index in 0..<count {
-                if arguments[1] == "read" { consume(prefs[keys[index % 100]]) } else { prefs[keys[index % 100]] = index }
+                if arguments[1] == "read" {
+                    consume(prefs[keys[index % 100]])
+                } else {
+                    prefs[keys[index % 100]] = index
+                }
             }
-            print("\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per \(arguments[1])")
+            print(
+                "\(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)) ns per \(arguments[1])"
+            )
         case "raw-write":
             // The same with raw SQLite commits.
             let raw = RawSQLite(path: arguments[1])
             waitUntil(Double(arguments[4]) ?? 0)
-            for index in 0..<(Int(arguments[3]) ?? 0) { raw.write(key: "\(arguments[2]).\(index)", value: Int64(index)) }
+            for index in 0..<(Int(arguments[3]) ?? 0) {
+                raw.write(key: "\(arguments[2]).\(index)", value: Int64(index))
+            }
             print(Date().timeIntervalSince1970)
         case "sqlite-increment":
             let prefs = Preferences(store: try SQLiteStore(path: arguments[1]))

@@ -88,8 +88,9 @@ struct Workloads {
         }
     }
 
-    /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert
-    /// committed alone. Enough writes that the journal's checkpoints into SQLite are counted.
+    /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert.
+    ///
+    /// The raw upsert is committed alone. Enough writes that the journal's checkpoints into SQLite are counted.
     func sqliteWriteAgainstRaw() throws -> (raw: Double, prefs: Double) {
         let rawWrites = 2_000
         let raw = RawSQLite(path: Scratch.path("raw.sqlite"))
@@ -99,7 +100,9 @@ struct Workloads {
         let prefs = Preferences(store: try SQLiteStore(path: Scratch.path("prefs.sqlite")))
         let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
         let writes = sizes.writes
-        let prefsTime = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+        let prefsTime = try Measure.nanosecondsPerOperation(
+            operations: writes, repetitions: sizes.repetitions
+        ) {
             for index in 0..<writes { try prefs.set(index, for: keys[index % 100]) }
         }
         return (rawTime, prefsTime)

@@ -121,7 +121,8 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
     metrics.append(
         Metric(
             key: "sqlite_write_1kb_vs_raw_sqlite",
-            what: "a 1 KB string written over 10,000 keys ÷ a raw upsert of 1 KB committed alone; baseline in ns",
+            what:
+                "a 1 KB string written over 10,000 keys ÷ a raw upsert of 1 KB committed alone; baseline in ns",
             baseline: kilobyte.raw, value: kilobyte.prefs / kilobyte.raw, unit: "ratio", goal: .atMost(0.2)))
     metrics.append(
         Metric(
@@ -135,7 +136,8 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
         Metric(
             key: "powersafe_vs_raw_full",
             what: "a .powerSafe write ÷ a raw upsert committed with synchronous=FULL; baseline in ns",
-            baseline: powerSafe.raw, value: powerSafe.prefs / powerSafe.raw, unit: "ratio", goal: .atMost(1.0)))
+            baseline: powerSafe.raw, value: powerSafe.prefs / powerSafe.raw, unit: "ratio", goal: .atMost(1.0)
+        ))
 
     progress("write time against keys stored")
     var plotPoints: [(keys: Int, foundation: Double, sqlite: Double)] = []
@@ -192,8 +194,10 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
     metrics.append(
         Metric(
             key: "cross_process_read_after_write",
-            what: "of 1,000 writes in another process, the fraction a read started after the write returned saw",
-            baseline: nil, value: try Processes.readAfterWrite(trials: 1_000), unit: "fraction", goal: .equals(1)))
+            what:
+                "of 1,000 writes in another process, the fraction a read started after the write returned saw",
+            baseline: nil, value: try Processes.readAfterWrite(trials: 1_000), unit: "fraction",
+            goal: .equals(1)))
     progress("4 processes writing one UserDefaults suite")
     metrics.append(
         Metric(

@@ -51,7 +51,8 @@
                 highest = max(highest, printed.last ?? -1)
                 if latest == nil && highest == -1 { continue }  // killed before its first write
                 guard case .integer(let stored) = latest, stored >= highest, stored <= highest + 1 else {
-                    Issue.record("round \(round): latest is \(String(describing: latest)), acknowledged \(highest)")
+                    Issue.record(
+                        "round \(round): latest is \(String(describing: latest)), acknowledged \(highest)")
                     return
                 }
                 highest = Int(stored)
@@ -71,10 +72,12 @@
                 highest = max(highest, acknowledged(output).last ?? 0)
                 let values = try SQLiteStore(path: path).snapshot()
                 let (a, b, c) = (values["a"], values["b"], values["c"])
-                if a == nil && b == nil && c == nil && highest == 0 { continue }  // killed before its first update
+                // Killed before its first update:
+                if a == nil && b == nil && c == nil && highest == 0 { continue }
                 guard a == b, b == c, case .integer(let number)? = a, number >= highest, number <= highest + 1
                 else {
-                    Issue.record("round \(round): a, b, c = \(String(describing: (a, b, c))), acknowledged \(highest)")
+                    Issue.record(
+                        "round \(round): a, b, c = \(String(describing: (a, b, c))), acknowledged \(highest)")
                     return
                 }
                 highest = Int(number)
@@ -84,7 +87,9 @@
 
         @Test func eightProcessesIncrementingEndAtExactlyTheSum() throws {
             let path = TestFiles.uniquePath("eight")
-            let incrementers = try (0..<8).map { _ in try Helper.start(["sqlite-increment", path, "n", "500"]) }
+            let incrementers = try (0..<8).map { _ in
+                try Helper.start(["sqlite-increment", path, "n", "500"])
+            }
             for incrementer in incrementers {
                 let output = incrementer.finish()
                 #expect(output.status == 0, "\(output.stderr)")
@@ -103,7 +108,10 @@
             var stale: [Int] = []
             while writer.process.isRunning || checked < 1_000 {
                 let lines = writer.currentStdout.split(separator: "\n")
-                guard let last = lines.dropLast(writer.currentStdout.hasSuffix("\n") ? 0 : 1).last.flatMap({ Int($0) })
+                guard
+                    let last = lines.dropLast(writer.currentStdout.hasSuffix("\n") ? 0 : 1).last.flatMap({
+                        Int($0)
+                    })
                 else {
                     if !writer.process.isRunning { break }
                     continue
@@ -130,7 +138,8 @@
             let copy = TestFiles.uniquePath("crashed")
             let store = try SQLiteStore(path: live)
             for index in 0..<records { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
-            for suffix in ["", "-wal", "-shm", "-prefs"] where FileManager.default.fileExists(atPath: live + suffix) {
+            for suffix in ["", "-wal", "-shm", "-prefs"]
+            where FileManager.default.fileExists(atPath: live + suffix) {
                 try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix)
             }
             withExtendedLifetime(store) {}
@@ -142,7 +151,8 @@
             var offsets: [Int] = []
             var offset = Journal.Layout.headerSize
             while offset + 4 <= journal.count {
-                let length = Int(journal[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+                let length = Int(
+                    journal[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
                 if length == 0 { break }
                 offsets.append(offset)
                 offset += length + JournalRecord.padding(length)
@@ -165,7 +175,9 @@
             journal[offsets[30] + 21] ^= 0xFF  // inside the 31st record's first entry
             try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
             let (values, stderr) = try dump(path)
-            #expect(values.count == 30, "records before the bad one are kept, none after it: \(values.keys.sorted())")
+            #expect(
+                values.count == 30,
+                "records before the bad one are kept, none after it: \(values.keys.sorted())")
             #expect(values["k29"] == "integer 29")
             #expect(stderr.contains("checksum"), "\(stderr)")
         }
@@ -184,7 +196,10 @@
             let path = try crashedStore(records: 20)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
             let lie = UInt64(1 << 40).littleEndian
-            withUnsafeBytes(of: lie) { journal.replaceSubrange(Journal.Layout.writeOffsetOffset..<Journal.Layout.writeOffsetOffset + 8, with: $0) }
+            withUnsafeBytes(of: lie) {
+                journal.replaceSubrange(
+                    Journal.Layout.writeOffsetOffset..<Journal.Layout.writeOffsetOffset + 8, with: $0)
+            }
             try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
             let (values, stderr) = try dump(path)
             #expect(values.count == 20, "\(values.keys.sorted())")
@@ -203,7 +218,9 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                guard let error = error as? SQLiteStoreError, case .newerSchema(99) = error.kind else { return false }
+                guard let error = error as? SQLiteStoreError, case .newerSchema(99) = error.kind else {
+                    return false
+                }
                 return true
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == journal)
@@ -218,7 +235,8 @@
             var generator = SystemRandomNumberGenerator()
             for round in 0..<20 {
                 let path = TestFiles.uniquePath("damaged-\(round)")
-                for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: base + suffix) {
+                for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: base + suffix)
+                {
                     try FileManager.default.copyItem(atPath: base + suffix, toPath: path + suffix)
                 }
                 var journal = original
@@ -226,8 +244,11 @@
                     // Anywhere in the header and the first records, but the lock's bytes: a lock
                     // damaged into "held" makes writers wait out their busy timeout (a typed
                     // error, but ten seconds a round).
-                    let index = Int.random(in: 0..<min(journal.count, Journal.Layout.headerSize + 4_096), using: &generator)
-                    if (Journal.Layout.lockOffset..<Journal.Layout.lockOffset + 128).contains(index) { continue }
+                    let index = Int.random(
+                        in: 0..<min(journal.count, Journal.Layout.headerSize + 4_096), using: &generator)
+                    if (Journal.Layout.lockOffset..<Journal.Layout.lockOffset + 128).contains(index) {
+                        continue
+                    }
                     journal[index] = UInt8.random(in: 0...255, using: &generator)
                 }
                 try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
@@ -236,7 +257,9 @@
                 #expect(output.status == 0 || output.status == 2, "round \(round): \(output.stderr)")
                 if output.status == 0 {
                     for index in 0..<30 {
-                        #expect(output.stdout.contains("k\(index)=integer \(index)"), "round \(round): k\(index) lost")
+                        #expect(
+                            output.stdout.contains("k\(index)=integer \(index)"),
+                            "round \(round): k\(index) lost")
                     }
                 }
             }

@@ -72,7 +72,9 @@ func integrityCheck(_ path: String) throws -> String {
         try store.flush()
         let connection = try SQLiteConnection(path: path, readOnly: true)
         #expect(try connection.integer("SELECT count(*) FROM prefs_entries WHERE value IS NOT NULL") == 99)
-        #expect(try connection.integer("SELECT count(*) FROM prefs_entries WHERE key = 'k7' AND value IS NULL") == 1)
+        #expect(
+            try connection.integer("SELECT count(*) FROM prefs_entries WHERE key = 'k7' AND value IS NULL")
+                == 1)
     }
 
     /// A file of the first release (schema version 1: no journal, entries WITHOUT ROWID) opens

@@ -69,7 +69,8 @@ extension SQLiteStore {
         let isMarked = {
             try self.core.withDatabase(during: "moveIn") { database in
                 try self.core.perform {
-                    try database.connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
+                    try database.connection.integer(
+                        "SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
                 }
             }
         }

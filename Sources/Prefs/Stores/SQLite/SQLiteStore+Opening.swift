@@ -248,7 +248,8 @@ extension SQLiteStore {
                         .utf8))
         }
         return Opened(
-            database: Database(connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
+            database: Database(
+                connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
             cache: Cache(
                 values: values,
                 position: Journal.Position(
@@ -274,7 +275,8 @@ extension SQLiteStore {
         }
         do {
             try FileManager.default.moveItem(atPath: path, toPath: destination)
-            for suffix in ["-wal", "-shm", "-prefs"] where FileManager.default.fileExists(atPath: path + suffix) {
+            for suffix in ["-wal", "-shm", "-prefs"]
+            where FileManager.default.fileExists(atPath: path + suffix) {
                 try FileManager.default.moveItem(atPath: path + suffix, toPath: destination + suffix)
             }
         } catch let moveError {

@@ -37,9 +37,9 @@ extension SQLiteStore {
         public var busyTimeout: Duration
         /// The longest a store's watch sleeps without looking for other processes' writes.
         ///
-        /// Every write wakes the watches that sleep, so this is only a safety net (and how often a
-        /// store opened read-only, which cannot ask to be woken, looks). Reads never wait for it:
-        /// a read looks at the journal itself.
+        /// Every write wakes the watches that sleep, so this is only a safety net (10 s by
+        /// default; a store opened read-only, which cannot ask to be woken, looks at least once a
+        /// second). Reads never wait for it: a read looks at the journal itself.
         public var refreshInterval: Duration
 
         /// Options with the given settings; the defaults suit most programs.
@@ -49,7 +49,7 @@ extension SQLiteStore {
         /// ```
         public init(
             durability: Durability = .committed, recreateOnCorruption: Bool = false,
-            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(2)
+            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(10)
         ) {
             self.durability = durability
             self.recreateOnCorruption = recreateOnCorruption

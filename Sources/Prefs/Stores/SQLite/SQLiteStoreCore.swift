@@ -63,7 +63,7 @@ final class SQLiteStoreCore: Sendable {
     /// The file the store opened (not read from `database`, which a checkpoint holds for long).
     private let openedFile: FileIdentity?
     /// Set while a background checkpoint is queued or running.
-    private let checkpointQueued = Locked(false)
+    let checkpointQueued = Locked(false)
 
     /// The journal's size at which a write queues a checkpoint in the background.
     static let checkpointThreshold = 1 << 20
@@ -94,182 +94,6 @@ final class SQLiteStoreCore: Sendable {
             database.connection.close()
             database.isClosed = true
         }
-    }
-
-    // MARK: - Reading
-
-    /// The value under `key`, current with every write made before this call: one lock and one
-    /// load of the journal's sequence number when nothing changed.
-    func value(for key: StoreKey) -> PropertyListValue? {
-        let current: PropertyListValue?? = cache.withLock { cache in
-            guard let journal, journal.sequence > cache.position.sequence else { return .some(cache.values[key]) }
-            return .none
-        }
-        if let current { return current }
-        return read { $0.values[key] }
-    }
-
-    /// Brings the cache up to date with every record written before this call.
-    func catchUp() { read { _ in } }
-
-    /// Runs `body` on the cache once it holds every record written before this call.
-    func read<Result>(_ body: (inout SQLiteStore.Cache) -> Result) -> Result {
-        while true {
-            let result: Result? = cache.withLock { cache in
-                guard let journal, journal.sequence > cache.position.sequence else { return body(&cache) }
-                guard catchUpWithoutLock(&cache, journal) != .behind else { return nil }
-                return body(&cache)
-            }
-            if let result { return result }
-            // Behind what the journal still holds: the rest is in SQLite.
-            do { try catchUpFromSQLite() } catch {
-                journal?.report("cannot read the changes from SQLite: \(error)")
-                return cache.withLock { body(&$0) }
-            }
-        }
-    }
-
-    /// How a catch-up from the journal ended.
-    enum CatchUp {
-        /// Every record written before it started is applied.
-        case caughtUp
-        /// The journal no longer holds every record after the cache's position: read SQLite.
-        case behind
-        /// The records up to a damaged one are applied; the damage is reported.
-        case damaged
-    }
-
-    /// Applies the records after the cache's position, reading the journal without its lock.
-    private func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> CatchUp {
-        for attempt in 0... {
-            let generation = journal.generation
-            if generation % 2 == 1 {
-                // Records are being moved: a `memcpy` under the lock, over in microseconds.
-                if attempt > 1000 { usleep(100) } else { sched_yield() }
-                continue
-            }
-            let announced = journal.sequence
-            let base = journal.baseSequence
-            let end = journal.writeOffset
-            guard cache.position.sequence >= base else { return .behind }
-            let start = cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
-            var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
-            var records: [JournalRecord] = []
-            while let record = scan.next() {
-                if record.sequence > cache.position.sequence { records.append(record) }
-            }
-            prefs_atomic_fence()
-            guard journal.generation == generation else { continue }
-            if let failure = scan.failure {
-                // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
-                journal.report("\(failure); reading stops there")
-                journal.checkOnNextLock()
-            }
-            apply(records, to: &cache)
-            cache.position = Journal.Position(
-                sequence: max(scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
-                generation: generation, offset: scan.offset)
-            return scan.failure == nil ? .caughtUp : .damaged
-        }
-        return .behind
-    }
-
-    /// Applies records to the cache and tells observers, one change per record (in order).
-    private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
-        var undecodable: Set<String> = []
-        for record in records {
-            var change: [StoreKey: PropertyListValue?] = [:]
-            for entry in record.entries {
-                guard let encoded = entry.encodedValue else {
-                    change[entry.key] = .some(nil)
-                    continue
-                }
-                if let value = try? PropertyListValue(binaryEncoded: encoded) {
-                    change[entry.key] = .some(value)
-                } else {
-                    undecodable.insert(entry.key.name)
-                }
-            }
-            for (key, value) in change { cache.values[key] = value }
-            observers.publish(StoreChange(values: change))
-        }
-        if !undecodable.isEmpty {
-            FileHandle.standardError.write(
-                Data("prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n".utf8))
-        }
-    }
-
-    /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
-    /// last checkpoint), then the journal's records after that.
-    func catchUpFromSQLite() throws {
-        try withDatabase(during: "catching up") { database in
-            let connection = database.connection
-            let known = cache.withLock { $0.position.sequence }
-            // Read before SQLite: records up to it were committed to SQLite before it was set.
-            let base = journal?.baseSequence ?? 0
-            var changed: [StoreKey: PropertyListValue?] = [:]
-            var undecodable: [String] = []
-            var highest = known
-            try perform {
-                try connection.execute("BEGIN")
-                defer { try? connection.execute("COMMIT") }
-                database.dataVersion = try connection.integer("PRAGMA data_version") ?? 0
-                highest = max(highest, try Self.checkpointedSequence(connection))
-                try connection.run(
-                    "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1", [.integer(Int64(bitPattern: known))]
-                ) { row in
-                    let key = StoreKey(row.text(0))
-                    highest = max(highest, UInt64(bitPattern: row.integer(2)))
-                    if row.isNull(1) {
-                        changed[key] = .some(nil)
-                    } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
-                        changed[key] = .some(value)
-                    } else {
-                        undecodable.append(key.name)
-                    }
-                }
-            }
-            if !undecodable.isEmpty {
-                FileHandle.standardError.write(
-                    Data("prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n".utf8))
-            }
-            if highest < base {
-                // SQLite lacks records the journal dropped: a power loss undid the checkpoint's
-                // commit (or the journal belongs to another copy of the database).
-                journal?.report(
-                    "the records after \(highest) up to \(base) are in neither the journal nor SQLite; continuing from \(base)")
-                highest = base
-            }
-            cache.withLock { cache in
-                // Only when nobody moved the cache meanwhile (then this read is not the newest).
-                guard cache.position.sequence == known else { return }
-                for (key, value) in changed { cache.values[key] = value }
-                cache.position = Journal.Position(sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
-                observers.publish(StoreChange(values: changed))
-            }
-        }
-    }
-
-    /// The sequence number up to which SQLite holds every record (0 for a file without one).
-    static func checkpointedSequence(_ connection: SQLiteConnection) throws -> UInt64 {
-        let stored = try connection.integer(
-            "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")
-        return UInt64(bitPattern: stored ?? 0)
-    }
-
-    /// Called by the watch: reads what other stores wrote. Returns whether there was anything new.
-    func lookForChanges() -> Bool {
-        guard let journal else {
-            // No journal: SQLite's `data_version` says whether another connection committed.
-            let moved = (try? withDatabase(during: "a refresh") { database in
-                try perform { try database.connection.integer("PRAGMA data_version") } != database.dataVersion
-            }) ?? false
-            if moved { try? catchUpFromSQLite() }
-            return moved
-        }
-        let before = cache.withLock { $0.position.sequence }
-        guard journal.sequence > before else { return false }
-        return read { $0.position.sequence } > before
     }
 
     // MARK: - Writing
@@ -303,7 +127,7 @@ final class SQLiteStoreCore: Sendable {
             }
         }
 
-        func forEach(_ body: (StoreKey, PropertyListValue?) throws -> Void) rethrows {
+        func each(_ body: (StoreKey, PropertyListValue?) throws -> Void) rethrows {
             switch self {
             case .one(let key, let value): try body(key, value)
             case .many(let writes): for (key, value) in writes { try body(key, value) }
@@ -384,14 +208,14 @@ final class SQLiteStoreCore: Sendable {
         guard outcome != .behind else { return nil }
         let (writes, result) = try produce()
         guard writes.count > 0 else { return (result, false) }
-        try writes.forEach { _, value in try value?.checkNesting() }
+        try writes.each { _, value in try value?.checkNesting() }
         let sequence = journal.sequence + 1
         let record = writes.encoded(sequence: sequence)
         try cache.withLock { cache in
             // Appended holding the cache: a look at the journal from this process never finds
             // this record before the cache has it (it would apply and announce it twice).
             let end = try journal.append(record, locked: locked)
-            writes.forEach { key, value in cache.values[key] = value }
+            writes.each { key, value in cache.values[key] = value }
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
             if observers.count > 0 { observers.publish(StoreChange(values: writes.dictionary)) }
@@ -429,112 +253,6 @@ final class SQLiteStoreCore: Sendable {
         throw SQLiteStoreError(
             path: path, kind: .replaced,
             detail: found == nil ? "no file is at the path any more" : "another file is at the path now")
-    }
-
-    // MARK: - Checkpoints: moving the journal into SQLite
-
-    /// Queues a checkpoint in the background (one at a time per store).
-    private func queueCheckpoint() {
-        let queued = checkpointQueued.withLock { queued in
-            defer { queued = true }
-            return queued
-        }
-        guard !queued else { return }
-        DispatchQueue.global(qos: .utility).async { [weak self] in
-            guard let self else { return }
-            defer { checkpointQueued.withLock { $0 = false } }
-            do { try checkpoint() } catch let error as SQLiteStoreError where error.detail == "the store is closed" {
-                return
-            } catch {
-                // Nothing is lost (the records stay in the journal); the next write tries again.
-                journal?.report("moving the journal into SQLite failed, will try again: \(error)")
-            }
-        }
-    }
-
-    /// A key's last value in the records a checkpoint moves.
-    private struct LatestValue {
-        let bytes: RecordScan.ValueBytes?
-        let sequence: UInt64
-    }
-
-    /// Moves every record in the journal into SQLite in one transaction (synced), then drops
-    /// them from the journal.
-    ///
-    /// A process killed before the commit leaves the records in the journal; one killed after it
-    /// leaves them in both, and `checkpointed_sequence` says which are already in SQLite.
-    func checkpoint() throws {
-        guard let journal, journal.isWritable else { return }
-        try withDatabase(during: "a checkpoint") { database in
-            let connection = database.connection
-            try perform {
-                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
-                    try connection.run("BEGIN IMMEDIATE")
-                }
-            }
-            let moved: UInt64
-            let snapshot: (end: Int, generation: UInt64)
-            do {
-                let checkpointed = try perform { try Self.checkpointedSequence(connection) }
-                // What an earlier checkpoint committed but did not drop is dropped first; from
-                // here on nobody else moves records (that takes SQLite's write lock, held here).
-                // Found without the lock (held here, SQLite's write lock keeps records where
-                // they are), so writers never wait for a walk through the journal.
-                let earlier = (journal.generation, journal.writeOffset)
-                let leftover = journal.start(after: checkpointed, upTo: earlier.1)
-                snapshot = try journal.withLock(timeout: options.busyTimeout) { locked in
-                    journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
-                    return (journal.writeOffset, journal.generation)
-                }
-                let (end, generation) = snapshot
-                var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
-                // Read in place (nobody moves records while SQLite's write lock is held), keeping
-                // each key's last value: where the bytes are, not a copy of them.
-                var latest: [StoreKey: LatestValue] = [:]
-                while scan.nextInPlace(skipping: checkpointed, { sequence, key, value in
-                    if sequence > checkpointed { latest[key] = LatestValue(bytes: value, sequence: sequence) }
-                }) != nil {}
-                guard journal.generation == generation, scan.failure == nil else {
-                    journal.checkOnNextLock()
-                    throw SQLiteStoreError(
-                        path: path, kind: .corrupt,
-                        detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
-                }
-                moved = scan.lastSequence
-                if moved > checkpointed {
-                    try perform {
-                        for (key, entry) in latest {
-                            try connection.run(
-                                """
-                                INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
-                                ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-                                """,
-                                [
-                                    .text(key.name),
-                                    entry.bytes.map {
-                                        .blob(Data(journal.bytesInPlace(at: $0.offset, count: $0.count)))
-                                    } ?? .null,
-                                    .integer(Int64(bitPattern: entry.sequence)),
-                                ])
-                        }
-                        try connection.run(
-                            """
-                            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
-                            ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                            """, [.integer(Int64(bitPattern: moved))])
-                    }
-                }
-                try perform { try connection.run("COMMIT") }
-            } catch {
-                try? connection.run("ROLLBACK")
-                throw error
-            }
-            // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
-            // moved records meanwhile, which `drop` sees by the generation).
-            try journal.withLock(timeout: options.busyTimeout) { locked in
-                journal.drop(through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked)
-            }
-        }
     }
 
     // MARK: - The connection

@@ -60,13 +60,14 @@ final class Journal: @unchecked Sendable {
     /// The notify(3) name writers post to on Apple platforms.
     let notificationName: String
     let descriptor: Int32
-    private let mapping: UnsafeMutableRawPointer
+    let mapping: UnsafeMutableRawPointer
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
-    private init(
-        databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer, isWritable: Bool,
+    init(
+        databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
+        isWritable: Bool,
         file: FileIdentity?
     ) {
         self.databasePath = databasePath
@@ -86,11 +87,11 @@ final class Journal: @unchecked Sendable {
 
     // MARK: - The header
 
-    private func word32(_ offset: Int) -> UnsafeMutablePointer<UInt32> {
+    func word32(_ offset: Int) -> UnsafeMutablePointer<UInt32> {
         (mapping + offset).assumingMemoryBound(to: UInt32.self)
     }
 
-    private func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+    func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
         (mapping + offset).assumingMemoryBound(to: UInt64.self)
     }
 
@@ -112,8 +113,8 @@ final class Journal: @unchecked Sendable {
     /// Non-zero while some watcher sleeps, waiting to be woken.
     var sleepers: UnsafeMutablePointer<UInt32> { word32(Layout.sleepersOffset) }
 
-    private func set(_ offset: Int, _ value: UInt64) { prefs_atomic_store64(word64(offset), value) }
-    private func set(_ offset: Int, _ value: Int) { set(offset, UInt64(value)) }
+    func set(_ offset: Int, _ value: UInt64) { prefs_atomic_store64(word64(offset), value) }
+    func set(_ offset: Int, _ value: Int) { set(offset, UInt64(value)) }
 
     /// The bytes from `offset` in place, for a reader that knows they hold still (a checkpoint:
     /// it holds SQLite's write lock, without which nobody moves records).
@@ -152,7 +153,9 @@ final class Journal: @unchecked Sendable {
     }
 
     /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
-    func withLock<Result>(timeoutMilliseconds timeout: Int64, _ body: (Locked) throws -> Result) throws -> Result {
+    func withLock<Result>(timeoutMilliseconds timeout: Int64, _ body: (Locked) throws -> Result) throws
+        -> Result
+    {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
         let lock = mapping + Layout.lockOffset
         switch prefs_lock_acquire(lock, descriptor, timeout) {
@@ -167,7 +170,8 @@ final class Journal: @unchecked Sendable {
                 "this thread already holds the journal lock of \(path): a write to another store on the same file from inside a transaction would wait for itself"
             )
         default:
-            throw error(.other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
+            throw error(
+                .other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
         }
         defer { prefs_lock_release(lock, descriptor) }
         if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
@@ -187,8 +191,10 @@ final class Journal: @unchecked Sendable {
 
     // MARK: - Repairing
 
-    /// Walks the records from the start and cuts them at the first one that is not whole, or
-    /// whose sequence number does not follow; reports what it cut (with `reason`, when given).
+    /// Cuts the records at the first one that is not whole, and reports the cut.
+    ///
+    /// Walks the records from the start; a record that is not whole, or whose sequence number
+    /// does not follow, ends them. Reports what it cut (with `reason`, when given).
     /// The sequence number never goes down (a reader may have seen it) and never stays below the
     /// last record's.
     ///
@@ -220,7 +226,7 @@ final class Journal: @unchecked Sendable {
         FileHandle.standardError.write(Data("prefs: \(path): \(message)\n".utf8))
     }
 
-    private func actualFileSize() -> Int {
+    func actualFileSize() -> Int {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return Layout.headerSize }
         return min(Int(info.st_size), Layout.reservation)
@@ -228,7 +234,9 @@ final class Journal: @unchecked Sendable {
 
     // MARK: - Writing (holding the lock)
 
-    /// Appends a record; returns where the records now end. Throws `.diskFull` or `.tooLarge`
+    /// Appends a record and returns where the records now end.
+    ///
+    /// Throws `.diskFull` or `.tooLarge`
     /// when the file cannot grow to hold it, with nothing written.
     func append(_ record: [UInt8], locked: Locked) throws -> Int {
         let start = writeOffset
@@ -263,7 +271,7 @@ final class Journal: @unchecked Sendable {
     }
 
     /// Writes zeros from `start` up to `end` (without touching the mapping).
-    private func extendFile(from start: Int, to end: Int) throws {
+    func extendFile(from start: Int, to end: Int) throws {
         let zeros = [UInt8](repeating: 0, count: 64 * 1024)
         var offset = start
         while offset < end {
@@ -309,7 +317,10 @@ final class Journal: @unchecked Sendable {
     ///
     /// `known` is where the records after `checkpointed` start, when the caller knows it (it
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
-    func drop(through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil, locked: Locked) {
+    func drop(
+        through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
+        locked: Locked
+    ) {
         guard baseSequence < checkpointed else { return }
         var keepFrom = writeOffset
         if let known, known.generation == generation {
@@ -348,106 +359,5 @@ final class Journal: @unchecked Sendable {
         var offset: Int
 
         static let start = Position(sequence: 0, generation: .max, offset: Layout.headerSize)
-    }
-
-    // MARK: - Opening
-
-    /// Opens `<databasePath>-prefs`, creating it (or replacing the older signal-only file) when
-    /// needed; checks the header and repairs a journal whose header lies.
-    ///
-    /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
-    /// Returns `nil` when the store is read-only and no journal can be read.
-    static func open(databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64) throws
-        -> Journal?
-    {
-        let path = databasePath + "-prefs"
-        var descriptor: Int32 = -1
-        var isWritable = writable
-        if writable { descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        if descriptor < 0 {
-            isWritable = false
-            descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        }
-        func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
-            SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
-        }
-        guard descriptor >= 0 else {
-            if !writable { return nil }
-            throw failure(.cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(errno)))")
-        }
-        var keep = false
-        defer { if !keep { close(descriptor) } }
-        // Opening is serialized by `flock`, so one process creates or repairs the header while the
-        // others wait for it.
-        if isWritable { flock(descriptor, LOCK_EX) }
-        defer { if isWritable { flock(descriptor, LOCK_UN) } }
-        var head = [UInt8](repeating: 0, count: 16)
-        let count = pread(descriptor, &head, 16, 0)
-        let magic = Array(head.prefix(8))
-        let isNew = count <= 0 || magic.allSatisfy { $0 == 0 } || magic == Layout.signalMagic
-        if !isNew && magic != Layout.magic {
-            guard writable else { return nil }
-            throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
-        }
-        let version = head[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-        if !isNew && version > Layout.version {
-            throw failure(
-                .newerSchema(found: Int(version)), "\(path) has journal format \(version); this release knows \(Layout.version)")
-        }
-        if isNew && !isWritable { return nil }
-        let protection = isWritable ? PROT_READ | PROT_WRITE : PROT_READ
-        guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
-        else { throw failure(.cannotOpen, "cannot map the journal \(path): \(String(cString: strerror(errno)))") }
-        let journal = Journal(
-            databasePath: databasePath, path: path, descriptor: descriptor, mapping: mapping, isWritable: isWritable,
-            file: file)
-        keep = true
-        if isNew {
-            try journal.create(continuingFrom: stored)
-        } else if isWritable, let lie = journal.headerProblem() {
-            journal.repair(reason: "its header \(lie)")
-        }
-        return journal
-    }
-
-    /// Writes a new header (the file holds no records worth keeping).
-    private func create(continuingFrom stored: UInt64) throws {
-        // Grown before the header is written: every page the mapping touches then exists.
-        guard ftruncate(descriptor, 0) == 0 else {
-            throw error(.cannotOpen, "cannot create the journal \(path): \(String(cString: strerror(errno)))")
-        }
-        let size = Layout.headerSize + Layout.growthStep
-        do { try extendFile(from: 0, to: size) } catch let failure as SQLiteStoreError {
-            // Leave no half-made journal behind: the next opener starts again.
-            _ = ftruncate(descriptor, 0)
-            throw failure
-        }
-        memset(mapping, 0, Layout.headerSize)
-        let failure = prefs_lock_init(mapping + Layout.lockOffset)
-        guard failure == 0 else {
-            throw error(.cannotOpen, "cannot make the journal lock: \(String(cString: strerror(failure)))")
-        }
-        word32(Layout.versionOffset).pointee = Layout.version
-        set(Layout.sequenceOffset, stored)
-        set(Layout.baseOffset, stored)
-        set(Layout.writeOffsetOffset, Layout.headerSize)
-        set(Layout.fileSizeOffset, size)
-        prefs_atomic_fence()
-        // The magic last: a journal with it has a whole header.
-        Layout.magic.withUnsafeBytes { mapping.copyMemory(from: $0.baseAddress!, byteCount: 8) }
-    }
-
-    /// What is wrong with the header, or `nil` when it is consistent with itself and the file.
-    private func headerProblem() -> String? {
-        let actual = actualFileSize()
-        if word32(Layout.versionOffset).pointee != Layout.version { return "has an unknown version" }
-        if fileSize < Layout.headerSize || fileSize > actual {
-            return "says the file holds \(fileSize) bytes, and it holds \(actual)"
-        }
-        if writeOffset < Layout.headerSize || writeOffset > fileSize {
-            return "says the records end at byte \(writeOffset), outside the file"
-        }
-        if baseSequence > sequence { return "has a base sequence number above the last one" }
-        return nil
     }
 }

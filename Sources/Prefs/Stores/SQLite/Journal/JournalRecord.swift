@@ -41,7 +41,9 @@ struct JournalRecord {
                 let start = bytes.count
                 value.appendBinaryEncoding(to: &bytes)
                 let length = UInt32(bytes.count - start).littleEndian
-                bytes.withUnsafeMutableBytes { $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self) }
+                bytes.withUnsafeMutableBytes {
+                    $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self)
+                }
             }
         }
         seal(&bytes)
@@ -114,17 +116,21 @@ struct JournalRecord {
             var entries: [Entry] = []
             entries.reserveCapacity(min(count, bytes.count / 8))
             for _ in 0..<count {
-                guard offset + 8 <= bytes.count else { return .failure(RecordProblem("an entry runs past its record")) }
+                guard offset + 8 <= bytes.count else {
+                    return .failure(RecordProblem("an entry runs past its record"))
+                }
                 let keyLength = Int(read32(offset))
                 let rawValueLength = read32(offset + 4)
                 let valueLength = rawValueLength == removal ? 0 : Int(rawValueLength)
                 offset += 8
-                guard keyLength <= bytes.count - offset, valueLength <= bytes.count - offset - keyLength else {
+                guard keyLength <= bytes.count - offset, valueLength <= bytes.count - offset - keyLength
+                else {
                     return .failure(RecordProblem("an entry runs past its record"))
                 }
                 guard
                     let name = String(
-                        validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + keyLength]))
+                        validatingUTF8Bytes: UnsafeRawBufferPointer(
+                            rebasing: buffer[offset..<offset + keyLength]))
                 else { return .failure(RecordProblem("a key is not UTF-8")) }
                 offset += keyLength
                 let value =
@@ -175,7 +181,9 @@ struct RecordScan {
             return stop("the record at byte \(offset) does not follow the one before")
         }
         let bytes = journal.copyBytes(at: offset, count: length)
-        let checksum = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+        let checksum = bytes.withUnsafeBytes {
+            UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        }
         let actual = bytes.withUnsafeBytes { prefs_crc32c($0.baseAddress! + 8, length - 8) }
         guard checksum == actual else { return stop("a record at byte \(offset) fails its checksum") }
         // The order before the entries: an old record left past the end is not decoded.
@@ -197,7 +205,9 @@ struct RecordScan {
         let count: Int
     }
 
-    /// The next record, checked like ``next()`` but read in place: `handle` gets the record's
+    /// The next record, checked like ``next()`` but read in place.
+    ///
+    /// `handle` gets the record's
     /// sequence number, each key, and where its value's bytes are in the journal (`nil` for a
     /// removal). Returns the sequence number. Only for a reader the records hold still for (see
     /// ``Journal/bytesInPlace(at:count:)``).
@@ -242,10 +252,13 @@ struct RecordScan {
                 guard keyLength <= length - at, valueLength <= length - at - keyLength else {
                     return stop("the record at byte \(offset): an entry runs past its record")
                 }
-                guard let name = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[at..<at + keyLength]))
+                guard
+                    let name = String(
+                        validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[at..<at + keyLength]))
                 else { return stop("the record at byte \(offset): a key is not UTF-8") }
                 if pass == 1 {
-                    let value = isRemoval ? nil : ValueBytes(offset: offset + at + keyLength, count: valueLength)
+                    let value =
+                        isRemoval ? nil : ValueBytes(offset: offset + at + keyLength, count: valueLength)
                     handle(sequence, StoreKey(name), value)
                 }
                 at += keyLength + valueLength

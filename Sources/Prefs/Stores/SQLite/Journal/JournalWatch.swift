@@ -51,7 +51,8 @@ final class JournalWatch: @unchecked Sendable {
                 let thread = Thread { [journal, stopped, finished] in
                     defer { finished.signal() }
                     Self.sleepAndLook(
-                        journal: journal, milliseconds: milliseconds, stopped: stopped, wantsWakeups: wantsWakeups,
+                        journal: journal, milliseconds: milliseconds, stopped: stopped,
+                        wantsWakeups: wantsWakeups,
                         look: look)
                 }
                 thread.name = "prefs.sqlite.watch"

@@ -1,0 +1,120 @@
+import CPrefsShared
+import Dispatch
+import Foundation
+
+/// Checkpoints: moving the journal into SQLite.
+extension SQLiteStoreCore {
+    // MARK: - Checkpoints: moving the journal into SQLite
+
+    /// Queues a checkpoint in the background (one at a time per store).
+    func queueCheckpoint() {
+        let queued = checkpointQueued.withLock { queued in
+            defer { queued = true }
+            return queued
+        }
+        guard !queued else { return }
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            guard let self else { return }
+            defer { checkpointQueued.withLock { $0 = false } }
+            do { try checkpoint() } catch let error as SQLiteStoreError
+                where error.detail == "the store is closed"
+            {
+                return
+            } catch {
+                // Nothing is lost (the records stay in the journal); the next write tries again.
+                journal?.report("moving the journal into SQLite failed, will try again: \(error)")
+            }
+        }
+    }
+
+    /// A key's last value in the records a checkpoint moves.
+    private struct LatestValue {
+        let bytes: RecordScan.ValueBytes?
+        let sequence: UInt64
+    }
+
+    /// Moves every record in the journal into SQLite in one transaction (synced), then drops
+    /// them from the journal.
+    ///
+    /// A process killed before the commit leaves the records in the journal; one killed after it
+    /// leaves them in both, and `checkpointed_sequence` says which are already in SQLite.
+    func checkpoint() throws {
+        guard let journal, journal.isWritable else { return }
+        try withDatabase(during: "a checkpoint") { database in
+            let connection = database.connection
+            try perform {
+                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                    try connection.run("BEGIN IMMEDIATE")
+                }
+            }
+            let moved: UInt64
+            let snapshot: (end: Int, generation: UInt64)
+            do {
+                let checkpointed = try perform { try Self.checkpointedSequence(connection) }
+                // What an earlier checkpoint committed but did not drop is dropped first; from
+                // here on nobody else moves records (that takes SQLite's write lock, held here).
+                // Found without the lock (held here, SQLite's write lock keeps records where
+                // they are), so writers never wait for a walk through the journal.
+                let earlier = (journal.generation, journal.writeOffset)
+                let leftover = journal.start(after: checkpointed, upTo: earlier.1)
+                snapshot = try journal.withLock(timeout: options.busyTimeout) { locked in
+                    journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
+                    return (journal.writeOffset, journal.generation)
+                }
+                let (end, generation) = snapshot
+                var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
+                // Read in place (nobody moves records while SQLite's write lock is held), keeping
+                // each key's last value: where the bytes are, not a copy of them.
+                var latest: [StoreKey: LatestValue] = [:]
+                while scan.nextInPlace(
+                    skipping: checkpointed,
+                    { sequence, key, value in
+                        if sequence > checkpointed {
+                            latest[key] = LatestValue(bytes: value, sequence: sequence)
+                        }
+                    }) != nil
+                {}
+                guard journal.generation == generation, scan.failure == nil else {
+                    journal.checkOnNextLock()
+                    throw SQLiteStoreError(
+                        path: path, kind: .corrupt,
+                        detail:
+                            "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+                }
+                moved = scan.lastSequence
+                if moved > checkpointed {
+                    try perform {
+                        for (key, entry) in latest {
+                            try connection.run(
+                                """
+                                INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
+                                ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
+                                """,
+                                [
+                                    .text(key.name),
+                                    entry.bytes.map {
+                                        .blob(Data(journal.bytesInPlace(at: $0.offset, count: $0.count)))
+                                    } ?? .null,
+                                    .integer(Int64(bitPattern: entry.sequence)),
+                                ])
+                        }
+                        try connection.run(
+                            """
+                            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
+                            ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                            """, [.integer(Int64(bitPattern: moved))])
+                    }
+                }
+                try perform { try connection.run("COMMIT") }
+            } catch {
+                try? connection.run("ROLLBACK")
+                throw error
+            }
+            // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
+            // moved records meanwhile, which `drop` sees by the generation).
+            try journal.withLock(timeout: options.busyTimeout) { locked in
+                journal.drop(through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked)
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import CPrefsShared
+import Dispatch
+import Foundation
+
+/// Reading: the cache, kept current with the journal (and with SQLite when the journal no
+/// longer holds what the cache misses).
+extension SQLiteStoreCore {
+    // MARK: - Reading
+
+    /// The value under `key`, current with every write made before this call: one lock and one
+    /// load of the journal's sequence number when nothing changed.
+    func value(for key: StoreKey) -> PropertyListValue? {
+        let current: PropertyListValue?? = cache.withLock { cache in
+            guard let journal, journal.sequence > cache.position.sequence else {
+                return .some(cache.values[key])
+            }
+            return .none
+        }
+        if let current { return current }
+        return read { $0.values[key] }
+    }
+
+    /// Brings the cache up to date with every record written before this call.
+    func catchUp() { read { _ in } }
+
+    /// Runs `body` on the cache once it holds every record written before this call.
+    func read<Result>(_ body: (inout SQLiteStore.Cache) -> Result) -> Result {
+        while true {
+            let result: Result? = cache.withLock { cache in
+                guard let journal, journal.sequence > cache.position.sequence else { return body(&cache) }
+                guard catchUpWithoutLock(&cache, journal) != .behind else { return nil }
+                return body(&cache)
+            }
+            if let result { return result }
+            // Behind what the journal still holds: the rest is in SQLite.
+            do { try catchUpFromSQLite() } catch {
+                journal?.report("cannot read the changes from SQLite: \(error)")
+                return cache.withLock { body(&$0) }
+            }
+        }
+    }
+
+    /// How a catch-up from the journal ended.
+    enum CatchUp {
+        /// Every record written before it started is applied.
+        case caughtUp
+        /// The journal no longer holds every record after the cache's position: read SQLite.
+        case behind
+        /// The records up to a damaged one are applied; the damage is reported.
+        case damaged
+    }
+
+    /// Applies the records after the cache's position, reading the journal without its lock.
+    func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> CatchUp {
+        for attempt in 0... {
+            let generation = journal.generation
+            if generation % 2 == 1 {
+                // Records are being moved: a `memcpy` under the lock, over in microseconds.
+                if attempt > 1000 { usleep(100) } else { sched_yield() }
+                continue
+            }
+            let announced = journal.sequence
+            let base = journal.baseSequence
+            let end = journal.writeOffset
+            guard cache.position.sequence >= base else { return .behind }
+            let start =
+                cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
+            var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
+            var records: [JournalRecord] = []
+            while let record = scan.next() {
+                if record.sequence > cache.position.sequence { records.append(record) }
+            }
+            prefs_atomic_fence()
+            guard journal.generation == generation else { continue }
+            if let failure = scan.failure {
+                // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
+                journal.report("\(failure); reading stops there")
+                journal.checkOnNextLock()
+            }
+            apply(records, to: &cache)
+            cache.position = Journal.Position(
+                sequence: max(
+                    scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
+                generation: generation, offset: scan.offset)
+            return scan.failure == nil ? .caughtUp : .damaged
+        }
+        return .behind
+    }
+
+    /// Applies records to the cache and tells observers, one change per record (in order).
+    private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
+        var undecodable: Set<String> = []
+        for record in records {
+            var change: [StoreKey: PropertyListValue?] = [:]
+            for entry in record.entries {
+                guard let encoded = entry.encodedValue else {
+                    change[entry.key] = .some(nil)
+                    continue
+                }
+                if let value = try? PropertyListValue(binaryEncoded: encoded) {
+                    change[entry.key] = .some(value)
+                } else {
+                    undecodable.insert(entry.key.name)
+                }
+            }
+            for (key, value) in change { cache.values[key] = value }
+            observers.publish(StoreChange(values: change))
+        }
+        if !undecodable.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
+                        .utf8))
+        }
+    }
+
+    /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
+    /// last checkpoint), then the journal's records after that.
+    func catchUpFromSQLite() throws {
+        try withDatabase(during: "catching up") { database in
+            let connection = database.connection
+            let known = cache.withLock { $0.position.sequence }
+            // Read before SQLite: records up to it were committed to SQLite before it was set.
+            let base = journal?.baseSequence ?? 0
+            var changed: [StoreKey: PropertyListValue?] = [:]
+            var undecodable: [String] = []
+            var highest = known
+            try perform {
+                try connection.execute("BEGIN")
+                defer { try? connection.execute("COMMIT") }
+                database.dataVersion = try connection.integer("PRAGMA data_version") ?? 0
+                highest = max(highest, try Self.checkpointedSequence(connection))
+                try connection.run(
+                    "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1",
+                    [.integer(Int64(bitPattern: known))]
+                ) { row in
+                    let key = StoreKey(row.text(0))
+                    highest = max(highest, UInt64(bitPattern: row.integer(2)))
+                    if row.isNull(1) {
+                        changed[key] = .some(nil)
+                    } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+                        changed[key] = .some(value)
+                    } else {
+                        undecodable.append(key.name)
+                    }
+                }
+            }
+            if !undecodable.isEmpty {
+                FileHandle.standardError.write(
+                    Data(
+                        "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
+                            .utf8))
+            }
+            if highest < base {
+                // SQLite lacks records the journal dropped: a power loss undid the checkpoint's
+                // commit (or the journal belongs to another copy of the database).
+                journal?.report(
+                    "the records after \(highest) up to \(base) are in neither the journal nor SQLite; continuing from \(base)"
+                )
+                highest = base
+            }
+            cache.withLock { cache in
+                // Only when nobody moved the cache meanwhile (then this read is not the newest).
+                guard cache.position.sequence == known else { return }
+                for (key, value) in changed { cache.values[key] = value }
+                cache.position = Journal.Position(
+                    sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
+                observers.publish(StoreChange(values: changed))
+            }
+        }
+    }
+
+    /// The sequence number up to which SQLite holds every record (0 for a file without one).
+    static func checkpointedSequence(_ connection: SQLiteConnection) throws -> UInt64 {
+        let stored = try connection.integer(
+            "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")
+        return UInt64(bitPattern: stored ?? 0)
+    }
+
+    /// Reads what other stores wrote (called by the watch).
+    ///
+    /// Returns whether there was anything new.
+    func lookForChanges() -> Bool {
+        guard let journal else {
+            // No journal: SQLite's `data_version` says whether another connection committed.
+            let moved =
+                (try? withDatabase(during: "a refresh") { database in
+                    try perform { try database.connection.integer("PRAGMA data_version") }
+                        != database.dataVersion
+                }) ?? false
+            if moved { try? catchUpFromSQLite() }
+            return moved
+        }
+        let before = cache.withLock { $0.position.sequence }
+        guard journal.sequence > before else { return false }
+        return read { $0.position.sequence } > before
+    }
+}
