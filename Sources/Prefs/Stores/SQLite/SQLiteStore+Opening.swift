@@ -36,7 +36,7 @@ extension SQLiteStore {
         try createIfMissing(path: path)
         do {
             var opened = try connect(path: path, options: options, readOnly: false)
-            try openJournal(&opened, path: path, readOnly: false)
+            try openJournal(&opened, path: path, options: options, readOnly: false)
             return opened
         } catch let error as SQLiteStoreError where error.kind == .cannotOpen || error.kind == .readOnly {
             // A file this process may read but not write (a read-only file, folder or file
@@ -46,7 +46,7 @@ extension SQLiteStore {
                 if var opened = try? connect(
                     path: path, options: options, readOnly: true, immutable: immutable)
                 {
-                    try openJournal(&opened, path: path, readOnly: true)
+                    try openJournal(&opened, path: path, options: options, readOnly: true)
                     return opened
                 }
             }
@@ -97,13 +97,13 @@ extension SQLiteStore {
     }
 
     /// Opens the journal beside a loaded file: the cache then catches up with its records.
-    static func openJournal(_ opened: inout Opened, path: String, readOnly: Bool) throws {
+    static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
             stored: opened.highestStored)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
-            try journal.withLock(timeout: .seconds(10)) { _ in }
+            try journal.withLock(timeout: options.busyTimeout) { _ in }
         }
         opened.journal = journal
     }
