@@ -1,6 +1,7 @@
 #include "prefs_shared.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
@@ -142,6 +143,21 @@ int prefs_lock_init(void *memory) {
 #else
     (void)memory;
     return 0;
+#endif
+}
+
+int prefs_lock_is_sane(const void *memory) {
+#if defined(__linux__) && defined(__GLIBC__)
+    pthread_mutex_t reference;
+    if (prefs_lock_init(&reference) != 0) return 1;
+    int expected = reference.__data.__kind;
+    pthread_mutex_destroy(&reference);
+    int found;
+    memcpy(&found, (const char *)memory + offsetof(pthread_mutex_t, __data.__kind), sizeof found);
+    return found == expected;
+#else
+    (void)memory;
+    return 1;
 #endif
 }
 

@@ -52,6 +52,11 @@ size_t prefs_lock_size(void);
 /// `flock` on the journal's descriptor. Returns 0, or an errno value.
 int prefs_lock_init(void *memory);
 
+/// Whether the lock's memory still looks like what `prefs_lock_init` made (Linux with glibc: the
+/// mutex's kind field; elsewhere always 1). A lock damaged into another kind would make glibc
+/// abort, so a damaged one is made anew when the journal opens.
+int prefs_lock_is_sane(const void *memory);
+
 /// The lock's outcomes.
 enum {
     PREFS_LOCK_ACQUIRED = 0,

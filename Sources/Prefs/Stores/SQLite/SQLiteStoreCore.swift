@@ -209,6 +209,10 @@ final class SQLiteStoreCore: Sendable {
         let (writes, result) = try produce()
         guard writes.count > 0 else { return (result, false) }
         try writes.each { _, value in try value?.checkNesting() }
+        guard journal.sequence < Journal.Layout.sequenceLimit else {
+            throw SQLiteStoreError(
+                path: path, kind: .corrupt, detail: "the journal's sequence numbers are used up")
+        }
         let sequence = journal.sequence + 1
         let record = writes.encoded(sequence: sequence)
         try cache.withLock { cache in

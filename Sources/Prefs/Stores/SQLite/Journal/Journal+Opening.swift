@@ -62,8 +62,23 @@ extension Journal {
         keep = true
         if isNew {
             try journal.create(continuingFrom: stored)
-        } else if isWritable, let lie = journal.headerProblem() {
-            journal.repair(reason: "its header \(lie)")
+        } else if isWritable {
+            if prefs_lock_is_sane(mapping + Layout.lockOffset) == 0 {
+                // Damaged into something no writer made: any process using it would fail too.
+                _ = prefs_lock_init(mapping + Layout.lockOffset)
+                journal.report("its lock was damaged; it was made anew")
+            }
+            if let lie = journal.headerProblem() {
+                if journal.sequence >= Layout.sequenceLimit || journal.baseSequence >= Layout.sequenceLimit {
+                    // Numbers no write made: start again from the records' own.
+                    journal.set(Layout.sequenceOffset, UInt64(0))
+                    journal.set(Layout.baseOffset, UInt64(0))
+                }
+                journal.repair(reason: "its header \(lie)")
+            }
+            // Records are numbered after everything SQLite holds (a journal behind it would
+            // number new records below the checkpointed mark, and they would never be moved).
+            if journal.sequence < stored { journal.set(Layout.sequenceOffset, stored) }
         }
         return journal
     }
@@ -106,6 +121,7 @@ extension Journal {
             return "says the records end at byte \(writeOffset), outside the file"
         }
         if baseSequence > sequence { return "has a base sequence number above the last one" }
+        if sequence >= Layout.sequenceLimit { return "has an impossible sequence number \(sequence)" }
         return nil
     }
 }
