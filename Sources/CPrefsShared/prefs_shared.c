@@ -1,3 +1,7 @@
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  // F_OFD_SETLK: locks owned by an open file description
+#endif
+
 #include "prefs_shared.h"
 
 #include <errno.h>
@@ -142,6 +146,51 @@ int prefs_lock_init(void *memory) {
     return failure;
 #else
     (void)memory;
+    return 0;
+#endif
+}
+
+#if defined(__linux__)
+/// An OFD lock on one byte: `type` F_RDLCK, F_WRLCK or F_UNLCK; waits when `wait`.
+static int ofd_lock(int descriptor, short type, off_t byte, int wait) {
+    struct flock lock = {.l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1, .l_pid = 0};
+    int result;
+    do {
+        result = fcntl(descriptor, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock);
+    } while (result != 0 && errno == EINTR);
+    return result;
+}
+#endif
+
+void prefs_open_begin(int descriptor) {
+#if defined(__linux__)
+    ofd_lock(descriptor, F_WRLCK, 0, 1);
+#elif defined(__APPLE__)
+    flock(descriptor, LOCK_EX);
+#else
+    (void)descriptor;
+#endif
+}
+
+void prefs_open_end(int descriptor) {
+#if defined(__linux__)
+    ofd_lock(descriptor, F_UNLCK, 0, 0);
+#elif defined(__APPLE__)
+    flock(descriptor, LOCK_UN);
+#else
+    (void)descriptor;
+#endif
+}
+
+int prefs_open_is_sole_user(int descriptor) {
+#if defined(__linux__)
+    // Every user holds byte 1 shared for as long as its descriptor is open; taking it exclusively
+    // succeeds only for the first. Either way this opener then holds it shared.
+    int sole = ofd_lock(descriptor, F_WRLCK, 1, 0) == 0;
+    ofd_lock(descriptor, F_RDLCK, 1, 1);
+    return sole;
+#else
+    (void)descriptor;
     return 0;
 #endif
 }

@@ -57,6 +57,20 @@ int prefs_lock_init(void *memory);
 /// abort, so a damaged one is made anew when the journal opens.
 int prefs_lock_is_sane(const void *memory);
 
+/// Serializes opening the journal among processes (one creates or repairs the header while the
+/// others wait): Linux, a write lock on the file's first byte owned by this open file
+/// description (`F_OFD_SETLKW`); Apple platforms, `flock` (which is the journal's lock there).
+/// Then marks this opener as a user of the journal until its descriptor is closed.
+void prefs_open_begin(int descriptor);
+
+/// Ends what `prefs_open_begin` serialized (the user mark stays).
+void prefs_open_end(int descriptor);
+
+/// Linux: 1 when no other open file description uses the journal (checked with a lock on its
+/// second byte that every user holds shared), so its lock may be made anew; 0 otherwise, and
+/// always 0 elsewhere. Call between `prefs_open_begin` and `prefs_open_end`.
+int prefs_open_is_sole_user(int descriptor);
+
 /// The lock's outcomes.
 enum {
     PREFS_LOCK_ACQUIRED = 0,

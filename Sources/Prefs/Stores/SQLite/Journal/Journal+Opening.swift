@@ -30,10 +30,11 @@ extension Journal {
         }
         var keep = false
         defer { if !keep { close(descriptor) } }
-        // Opening is serialized by `flock`, so one process creates or repairs the header while the
-        // others wait for it.
-        if isWritable { flock(descriptor, LOCK_EX) }
-        defer { if isWritable { flock(descriptor, LOCK_UN) } }
+        // Opening is serialized, so one process creates or repairs the header while the others
+        // wait for it.
+        if isWritable { prefs_open_begin(descriptor) }
+        defer { if isWritable { prefs_open_end(descriptor) } }
+        let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
         var head = [UInt8](repeating: 0, count: 16)
         let count = pread(descriptor, &head, 16, 0)
         let magic = Array(head.prefix(8))
@@ -63,7 +64,11 @@ extension Journal {
         if isNew {
             try journal.create(continuingFrom: stored)
         } else if isWritable {
-            if prefs_lock_is_sane(mapping + Layout.lockOffset) == 0 {
+            if isSoleUser {
+                // Nobody else has the journal open: whatever state the lock was left in (a dead
+                // holder's, or damage), it is made anew.
+                _ = prefs_lock_init(mapping + Layout.lockOffset)
+            } else if prefs_lock_is_sane(mapping + Layout.lockOffset) == 0 {
                 // Damaged into something no writer made: any process using it would fail too.
                 _ = prefs_lock_init(mapping + Layout.lockOffset)
                 journal.report("its lock was damaged; it was made anew")
