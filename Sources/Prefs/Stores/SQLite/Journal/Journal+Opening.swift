@@ -61,6 +61,11 @@ extension Journal {
             isWritable: isWritable,
             file: file)
         keep = true
+        if !isNew && isWritable && journal.actualFileSize() < Layout.headerSize + Layout.growthStep {
+            // Shorter than its header (cut short): grown first, with zeros. Growing a file later
+            // would zero the rest of its last page under the mapping, lock and all.
+            try journal.extendFile(from: journal.actualFileSize(), to: Layout.headerSize + Layout.growthStep)
+        }
         if isNew {
             try journal.create(continuingFrom: stored)
         } else if isWritable {
