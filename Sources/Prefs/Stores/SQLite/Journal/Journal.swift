@@ -49,8 +49,10 @@ final class Journal: @unchecked Sendable {
         static let reservation = MemoryLayout<Int>.size == 8 ? 1 << 30 : 64 << 20
         /// A new journal's size; it grows in steps of at least this much (doubling).
         static let growthStep = 60 * 1024
-        /// Sequence numbers stay below this (SQLite keeps them as signed 64-bit integers); a
-        /// header claiming more is damaged. A million writes a second would take 146,000 years.
+        /// The bound on sequence numbers; a header claiming more is damaged.
+        ///
+        /// SQLite keeps them as signed 64-bit integers. A million writes a second would take
+        /// 146,000 years to reach it.
         static let sequenceLimit: UInt64 = 1 << 62
     }
 
