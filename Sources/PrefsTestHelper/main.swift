@@ -138,6 +138,26 @@ do {
             FileHandle.standardOutput.write(Data("\(number)\n".utf8))
             number += 1
         }
+    case "sqlite-killed-checkpoint":
+        // PATH STEP COUNT: writes k<i> = i (i from one past `latest`) and `latest`, then moves the
+        // journal into SQLite and kills itself with SIGKILL at STEP of that move.
+        let path = argument(1)
+        let step = SQLiteStore.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
+        let store = try SQLiteStore(path: path)
+        var latest: Int64 = -1
+        if case .integer(let stored)? = store.value(forKey: "latest") { latest = stored }
+        let count: Int64 = Int64(argument(3)) ?? 100
+        for index in (latest + 1)...(latest + count) {
+            try store.setValue(.integer(index), forKey: "k\(index)")
+            try store.setValue(.integer(index), forKey: "latest")
+        }
+        SQLiteStore.checkpointHooks.withLock { hooks in
+            hooks[path] = { (reached: SQLiteStore.CheckpointStep) in
+                if reached == step { kill(getpid(), SIGKILL) }
+            }
+        }
+        try store.flush()
+        fail("the checkpoint did not reach \(step)")
     case "sqlite-dump":
         // PATH: every key and value, sorted, one per line.
         for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: {

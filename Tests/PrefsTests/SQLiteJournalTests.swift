@@ -60,6 +60,34 @@
             #expect(highest > 500, "the writers got through several checkpoints")
         }
 
+        /// A process killed at each step of moving the journal into SQLite (before the commit,
+        /// after it, after the records are dropped): every write is there once, in order, and
+        /// the next process moves what is left.
+        @Test(arguments: SQLiteStore.CheckpointStep.allCases)
+        func killedAtAStepOfACheckpointLosesNothingAndRepeatsNothing(step: SQLiteStore.CheckpointStep)
+            throws
+        {
+            let path = TestFiles.uniquePath("checkpoint-\(step.rawValue)")
+            for round in 0..<3 {
+                let output = try Helper.run(["sqlite-killed-checkpoint", path, step.rawValue, "200"])
+                #expect(output.status == SIGKILL, "round \(round): \(output.stderr)")
+                #expect(try integrityCheck(path) == "ok")
+                let (values, stderr) = try dump(path)
+                let expected = 200 * (round + 1)
+                #expect(values["latest"] == "integer \(expected - 1)", "round \(round): \(stderr)")
+                #expect(values.count == expected + 1, "round \(round)")
+                for index in 0..<expected where values["k\(index)"] != "integer \(index)" {
+                    Issue.record("round \(round): k\(index) is \(values["k\(index)"] ?? "missing")")
+                    return
+                }
+            }
+            // Everything ends up in SQLite itself once a store closes normally.
+            try SQLiteStore(path: path).flush()
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            #expect(
+                try connection.integer("SELECT count(*) FROM prefs_entries WHERE value IS NOT NULL") == 601)
+        }
+
         @Test func killedWhileUpdatingLeavesEachUpdateWhole() throws {
             let path = TestFiles.uniquePath("killed-updates")
             var highest = 0

@@ -105,7 +105,9 @@ extension SQLiteStoreCore {
                             """, [.integer(Int64(bitPattern: moved))])
                     }
                 }
+                checkpointStep(.beforeCommit)
                 try perform { try connection.run("COMMIT") }
+                checkpointStep(.afterCommit)
             } catch {
                 try? connection.run("ROLLBACK")
                 throw error
@@ -114,7 +116,27 @@ extension SQLiteStoreCore {
             // moved records meanwhile, which `drop` sees by the generation).
             try journal.withLock(timeout: options.busyTimeout) { locked in
                 journal.drop(through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked)
+                checkpointStep(.afterDrop)
             }
         }
     }
+
+    private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {
+        SQLiteStore.checkpointHooks.withLock { $0[path] }?(step)
+    }
+}
+
+extension SQLiteStore {
+    /// The steps of a checkpoint a test can stop a process at (with `kill -9`, from a hook).
+    package enum CheckpointStep: String, Sendable, CaseIterable {
+        /// The rows are written, the transaction not yet committed.
+        case beforeCommit
+        /// Committed; the records are still in the journal.
+        case afterCommit
+        /// The records are dropped from the journal; its lock is still held.
+        case afterDrop
+    }
+
+    /// Hooks called at each checkpoint step, by database path (for tests; empty otherwise).
+    package static let checkpointHooks = Locked<[String: @Sendable (CheckpointStep) -> Void]>([:])
 }

@@ -52,7 +52,7 @@ extension Journal {
         if isNew && !isWritable { return nil }
         let protection = isWritable ? PROT_READ | PROT_WRITE : PROT_READ
         guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0),
-            mapping != MAP_FAILED
+            mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
         else {
             throw failure(.cannotOpen, "cannot map the journal \(path): \(String(cString: strerror(errno)))")
         }

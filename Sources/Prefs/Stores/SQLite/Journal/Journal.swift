@@ -46,7 +46,16 @@ final class Journal: @unchecked Sendable {
         static let fileSizeOffset = 64
         static let lockOffset = 128
         /// The address space reserved for the mapping: the most the journal can hold at once.
-        static let reservation = MemoryLayout<Int>.size == 8 ? 1 << 30 : 64 << 20
+        ///
+        /// Address space only; pages are used as records fill them. Mobile systems give a process
+        /// less address space, and 32-bit ones little at all.
+        static let reservation: Int = {
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+                return MemoryLayout<Int>.size == 8 ? 256 << 20 : 32 << 20
+            #else
+                return MemoryLayout<Int>.size == 8 ? 1 << 30 : 64 << 20
+            #endif
+        }()
         /// A new journal's size; it grows in steps of at least this much (doubling).
         static let growthStep = 60 * 1024
         /// The bound on sequence numbers; a header claiming more is damaged.
