@@ -106,6 +106,14 @@ extension SQLiteStore {
             try journal.withLock(timeout: options.busyTimeout) { _ in }
         }
         opened.journal = journal
+        // A journal that starts after what was just loaded (a new one continues from the highest
+        // number SQLite holds, which a first-release file has without a checkpoint mark): the
+        // cache holds everything up to its start already.
+        if let base = journal?.baseSequence, base > opened.cache.position.sequence,
+            base <= opened.highestStored
+        {
+            opened.cache.position.sequence = base
+        }
     }
 
     /// Creates the folders (owner only) and an empty file readable by its owner only (0600);

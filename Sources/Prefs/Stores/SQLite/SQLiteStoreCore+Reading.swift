@@ -25,7 +25,9 @@ extension SQLiteStoreCore {
 
     /// Runs `body` on the cache once it holds every record written before this call.
     func read<Result>(_ body: (inout SQLiteStore.Cache) -> Result) -> Result {
-        while true {
+        // Twice at most: a checkpoint can drop records between a look at SQLite and the next
+        // look at the journal, but not every time; a third failure answers from the cache.
+        for _ in 0..<3 {
             let result: Result? = cache.withLock { cache in
                 guard let journal, journal.sequence > cache.position.sequence else { return body(&cache) }
                 guard catchUpWithoutLock(&cache, journal) != .behind else { return nil }
@@ -35,9 +37,10 @@ extension SQLiteStoreCore {
             // Behind what the journal still holds: the rest is in SQLite.
             do { try catchUpFromSQLite() } catch {
                 journal?.report("cannot read the changes from SQLite: \(error)")
-                return cache.withLock { body(&$0) }
+                break
             }
         }
+        return cache.withLock { body(&$0) }
     }
 
     /// How a catch-up from the journal ended.

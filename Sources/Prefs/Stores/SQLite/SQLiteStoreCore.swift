@@ -161,14 +161,13 @@ final class SQLiteStoreCore: Sendable {
         if journal.usedBytes > Self.journalLimit { try checkpoint() }
         return try withWriter { lastFileCheck in
             try checkFileIsTheOneOpened(lastCheck: &lastFileCheck)
-            var isFirstAttempt = true
-            while true {
-                if !isFirstAttempt {
+            for attempt in 0..<4 {
+                if attempt > 0 {
                     // The cache is behind what the journal holds: catch up from SQLite, outside
-                    // the journal's lock (the connection comes before it).
-                    catchUp()
+                    // the journal's lock (the connection comes before it). A failure to read
+                    // SQLite is this write's failure.
+                    try catchUpFromSQLite()
                 }
-                isFirstAttempt = false
                 let outcome = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
                     try commitHoldingLock(journal, locked, produce)
                 }
@@ -179,6 +178,9 @@ final class SQLiteStoreCore: Sendable {
                     return result
                 }
             }
+            throw SQLiteStoreError(
+                path: path, kind: .corrupt,
+                detail: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
         }
     }
 
