@@ -232,7 +232,10 @@ extension SQLiteStore {
         }
         var values: [StoreKey: PropertyListValue] = [:]
         // Room for every row at once: growing a large dictionary step by step copies it each time.
-        values.reserveCapacity(Int(try connection.integer("SELECT count(*) FROM prefs_entries") ?? 0))
+        // The largest rowid counts the rows (or a few more, after removals) without a scan; a
+        // first-release table has no rowid, and reserves nothing.
+        let rows = (try? connection.integer("SELECT max(rowid) FROM prefs_entries")).flatMap { $0 } ?? 0
+        values.reserveCapacity(Int(min(max(rows, 0), 10_000_000)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
