@@ -113,18 +113,6 @@
             #expect(highest > 100)
         }
 
-        @Test func eightProcessesIncrementingEndAtExactlyTheSum() throws {
-            let path = TestFiles.uniquePath("eight")
-            let incrementers = try (0..<8).map { _ in
-                try Helper.start(["sqlite-increment", path, "n", "500"])
-            }
-            for incrementer in incrementers {
-                let output = incrementer.finish()
-                #expect(output.status == 0, "\(output.stderr)")
-            }
-            #expect(try SQLiteStore(path: path).value(forKey: "n") == .integer(4_000))
-        }
-
         /// A read that starts after another process's write returned sees it: no waiting for a
         /// wake-up, the read itself looks at the journal.
         @Test func aReadAfterAnotherProcessesWriteReturnedSeesIt() throws {

@@ -25,16 +25,18 @@
             }
         }
 
-        @Test func fourProcessesIncrementingOneKeyEndAtExactlyTheSum() throws {
+        /// 4 × 250 and 8 × 500 `update { count += 1 }` in as many processes end at exactly the sum.
+        @Test(arguments: zip([4, 8], [250, 500]))
+        func processesIncrementingOneKeyEndAtExactlyTheSum(processes: Int, each: Int) throws {
             let path = TestFiles.uniquePath("counters")
-            let incrementers = try (0..<4).map { _ in
-                try Helper.start(["sqlite-increment", path, "count", "250"])
+            let incrementers = try (0..<processes).map { _ in
+                try Helper.start(["sqlite-increment", path, "count", String(each)])
             }
             for incrementer in incrementers {
                 let output = incrementer.finish()
                 #expect(output.status == 0, "\(output.stderr)")
             }
-            #expect(try SQLiteStore(path: path).value(forKey: "count") == .integer(1_000))
+            #expect(try SQLiteStore(path: path).value(forKey: "count") == .integer(Int64(processes * each)))
         }
 
         @Test func everyAcknowledgedWriteSurvivesKillNine() throws {

@@ -251,13 +251,8 @@ extension SQLiteStore {
             }
         }
         testHooks.withLock { $0[path] }?()
-        if !undecodable.isEmpty {
-            // Left in the file untouched; reads see no value for these keys.
-            FileHandle.standardError.write(
-                Data(
-                    "prefs: \(connection.path): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
-                        .utf8))
-        }
+        // Left in the file untouched; reads see no value for these keys.
+        reportUndecodable(undecodable, in: path)
         return Opened(
             database: Database(
                 connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
@@ -266,6 +261,16 @@ extension SQLiteStore {
                 position: Journal.Position(
                     sequence: checkpointed, generation: .max, offset: Journal.Layout.headerSize)),
             journal: nil, recovery: nil, highestStored: max(checkpointed, highestRow))
+    }
+
+    /// Says on stderr which keys hold values this release cannot decode (a newer release's).
+    ///
+    /// Those values are ignored, never fatal, never taken for removals. Nothing is said when
+    /// there are none.
+    static func reportUndecodable(_ keys: some Collection<String>, in path: String) {
+        guard !keys.isEmpty else { return }
+        FileHandle.standardError.write(
+            Data("prefs: \(path): cannot decode the values of \(keys.sorted()); ignoring them\n".utf8))
     }
 
     /// Called (for tests) after a store at the given path has read its rows and before its load

@@ -109,12 +109,7 @@ extension SQLiteStoreCore {
             for (key, value) in change { cache.values[key] = value }
             observers.publish(StoreChange(values: change))
         }
-        if !undecodable.isEmpty {
-            FileHandle.standardError.write(
-                Data(
-                    "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
-                        .utf8))
-        }
+        SQLiteStore.reportUndecodable(undecodable, in: path)
     }
 
     /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
@@ -141,19 +136,14 @@ extension SQLiteStoreCore {
                     highest = max(highest, UInt64(bitPattern: row.integer(2)))
                     if row.isNull(1) {
                         changed[key] = .some(nil)
-                    } else if let value = try? PropertyListValue(binaryEncoded: row.blob(1)) {
+                    } else if let value = try? PropertyListValue(binaryEncodedBytes: row.blobBytes(1)) {
                         changed[key] = .some(value)
                     } else {
                         undecodable.append(key.name)
                     }
                 }
             }
-            if !undecodable.isEmpty {
-                FileHandle.standardError.write(
-                    Data(
-                        "prefs: \(path): cannot decode the new values of \(undecodable.sorted()); ignoring them\n"
-                            .utf8))
-            }
+            SQLiteStore.reportUndecodable(undecodable, in: path)
             if highest < base {
                 // SQLite lacks records the journal dropped: a power loss undid the checkpoint's
                 // commit (or the journal belongs to another copy of the database).

@@ -371,7 +371,5 @@ final class Journal: @unchecked Sendable {
         var sequence: UInt64
         var generation: UInt64
         var offset: Int
-
-        static let start = Position(sequence: 0, generation: .max, offset: Layout.headerSize)
     }
 }

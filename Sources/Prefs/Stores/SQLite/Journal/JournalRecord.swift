@@ -24,8 +24,6 @@ struct JournalRecord {
 
     static let headerSize = 20
     static let removal = UInt32.max
-    /// The largest key or value one entry holds.
-    static let largestField = Int(UInt32.max - 1)
 
     /// The bytes of a record holding `writes` (`count` of them).
     static func encode(
