@@ -226,6 +226,36 @@
             #expect(try dump(path).values.count == 21)
         }
 
+        /// Found by fuzzing: a header claiming sequence numbers no write made (near 2^64) made
+        /// the next write overflow and trap; now the numbers start again from the records'.
+        @Test func aHeaderWithImpossibleSequenceNumbersIsRepairedAndWritesWork() throws {
+            let path = try crashedStore(records: 5)
+            var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let lie = UInt64.max.littleEndian
+            withUnsafeBytes(of: lie) {
+                journal.replaceSubrange(
+                    Journal.Layout.sequenceOffset..<Journal.Layout.sequenceOffset + 8, with: $0)
+            }
+            try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
+            let store = try SQLiteStore(path: path)
+            #expect(store.keys().count == 5)
+            try store.setValue(.integer(9), forKey: "after")
+            #expect(store.value(forKey: "after") == .integer(9))
+            #expect(try dump(path).values.count == 6)
+        }
+
+        /// Found by fuzzing: a journal cut shorter than its header had the rest of its first page
+        /// zeroed under the mapping when the file grew, lock included, and crashed at the next
+        /// unlock; now it is grown first.
+        @Test func aJournalShorterThanItsHeaderIsGrownBeforeUse() throws {
+            let path = try crashedStore(records: 3)
+            let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            try journal.prefix(148).write(to: URL(fileURLWithPath: path + "-prefs"))
+            let output = try Helper.run(["sqlite-set", path, "after", "cut"])
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(try dump(path).values["after"] == "string \"cut\"")
+        }
+
         @Test func aJournalOfANewerFormatIsRefusedAndLeftAlone() throws {
             let path = try crashedStore(records: 3)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
