@@ -6,9 +6,11 @@ import Foundation
     import CSQLite
 #endif
 
-/// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone,
-/// in WAL mode with `synchronous=NORMAL` (survives a crash of the process) or `FULL` (survives
-/// a power loss).
+/// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone.
+///
+/// WAL mode with `synchronous=NORMAL` (survives a crash of the process) or `FULL` (survives a
+/// power loss). Several processes may write one file: a busy database is waited for (as
+/// SQLiteStore waits for its lock), so every write counted is a write kept.
 final class RawSQLite {
     private var handle: OpaquePointer?
     private var upsert: OpaquePointer?
@@ -18,7 +20,7 @@ final class RawSQLite {
         sqlite3_exec(
             handle,
             """
-            PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
+            PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
             CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
             """, nil, nil, nil)
         sqlite3_prepare_v2(
@@ -43,7 +45,10 @@ final class RawSQLite {
         sqlite3_bind_text(upsert, 1, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         sqlite3_bind_blob(
             upsert, 2, &bytes, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-        sqlite3_step(upsert)
+        let result = sqlite3_step(upsert)
         sqlite3_reset(upsert)
+        if result != SQLITE_DONE {
+            fatalError("raw upsert failed: \(String(cString: sqlite3_errstr(result)))")
+        }
     }
 }
