@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 #if defined(__APPLE__)
@@ -32,10 +33,6 @@ uint32_t prefs_atomic_exchange(uint32_t *word, uint32_t value) {
 }
 
 void prefs_atomic_store(uint32_t *word, uint32_t value) { __atomic_store_n(word, value, __ATOMIC_SEQ_CST); }
-
-uint64_t prefs_atomic_load64(const uint64_t *word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
-
-void prefs_atomic_store64(uint64_t *word, uint64_t value) { __atomic_store_n(word, value, __ATOMIC_RELEASE); }
 
 void prefs_atomic_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
@@ -95,6 +92,41 @@ uint32_t prefs_crc32c(const void *bytes, size_t count) {
     }
     while (count--) crc = (crc >> 8) ^ crc32c_table[(crc ^ *next++) & 0xFFu];
     return ~crc;
+}
+
+void prefs_mutex_lock_contended(prefs_mutex *mutex) {
+#if defined(__APPLE__)
+    os_unfair_lock_lock(&mutex->lock);  // not reached: prefs_mutex_lock calls it directly
+#else
+    // A holder usually lets go within a few hundred nanoseconds: spin a little before sleeping.
+    for (int spin = 0; spin < 100; spin++) {
+        uint32_t expected = 0;
+        if (__atomic_load_n(&mutex->state, __ATOMIC_RELAXED) == 0
+            && __atomic_compare_exchange_n(&mutex->state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            return;
+        }
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+    }
+    // Marked 2 ("someone may sleep"), so the holder's unlock wakes a sleeper; whoever takes the
+    // lock from here keeps the mark, which costs at most one needless wake.
+    while (__atomic_exchange_n(&mutex->state, 2, __ATOMIC_ACQUIRE) != 0) {
+#if defined(__linux__)
+        syscall(SYS_futex, &mutex->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+#else
+        sched_yield();
+#endif
+    }
+#endif
+}
+
+void prefs_mutex_wake(prefs_mutex *mutex) {
+#if defined(__linux__)
+    syscall(SYS_futex, &mutex->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#else
+    (void)mutex;
+#endif
 }
 
 int prefs_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ms) {

@@ -113,8 +113,11 @@
             #expect(highest > 100)
         }
 
-        /// A read that starts after another process's write returned sees it: no waiting for a
-        /// wake-up, the read itself looks at the journal.
+        /// A read that starts after another process's write returned sees it.
+        ///
+        /// No waiting for a wake-up: the read itself looks at the journal. `latest`, one key read
+        /// over and over, is answered from the read slots when nothing moved, and must never lag
+        /// either.
         @Test func aReadAfterAnotherProcessesWriteReturnedSeesIt() throws {
             let path = TestFiles.uniquePath("read-after-write")
             let reader = try SQLiteStore(path: path, options: .init(refreshInterval: .seconds(3_600)))
@@ -122,6 +125,7 @@
             let writer = try Helper.start(["sqlite-ack-writer", path, "0", "300", "1000"])
             var checked = 0
             var stale: [Int] = []
+            var staleLatest: [Int] = []
             while writer.process.isRunning || checked < 1_000 {
                 let lines = writer.currentStdout.split(separator: "\n")
                 guard
@@ -130,10 +134,16 @@
                     })
                 else {
                     if !writer.process.isRunning { break }
+                    _ = reader.value(forKey: "latest")  // keeps its slot filled
                     continue
                 }
                 if last >= checked {
-                    // `k<last>` returned in the writer before its number was printed.
+                    // `k<last>` and `latest` returned in the writer before its number was printed;
+                    // `latest` first, while its slot may still hold an older value.
+                    if case .integer(let latest) = reader.value(forKey: "latest"), latest >= last {
+                    } else {
+                        staleLatest.append(last)
+                    }
                     if reader.value(forKey: "k\(last)") != .integer(Int64(last)) { stale.append(last) }
                     checked = last + 1
                 }
@@ -142,6 +152,8 @@
             let output = writer.finish()
             #expect(output.status == 0, "\(output.stderr)")
             #expect(stale.isEmpty, "reads that missed a returned write: \(stale.prefix(10))")
+            #expect(
+                staleLatest.isEmpty, "reads of `latest` behind a returned write: \(staleLatest.prefix(10))")
             #expect(checked > 100, "the test read while the writer wrote")
         }
 

@@ -7,6 +7,54 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__APPLE__)
+#include <os/lock.h>
+#endif
+
+// MARK: - A lock between the threads of one process
+
+/// A lock between the threads of one process, as cheap as a lock can be when nobody else holds
+/// it: one atomic instruction to take it and one to give it back, both inlined into the caller
+/// (a store's read path takes one per read). Zeroed memory is an unlocked lock; it must not move
+/// while in use. `os_unfair_lock` on Apple platforms; elsewhere a futex word holding 0 (free), 1
+/// (held) or 2 (held, someone may sleep on it).
+typedef struct prefs_mutex {
+#if defined(__APPLE__)
+    os_unfair_lock lock;
+#else
+    uint32_t state;
+#endif
+} prefs_mutex;
+
+/// Waits for a held lock (the contended path of `prefs_mutex_lock`).
+void prefs_mutex_lock_contended(prefs_mutex *mutex);
+
+/// Wakes one thread sleeping on the lock (the contended path of `prefs_mutex_unlock`).
+void prefs_mutex_wake(prefs_mutex *mutex);
+
+/// Takes the lock, waiting while another thread holds it. Not recursive.
+static inline void prefs_mutex_lock(prefs_mutex *mutex) {
+#if defined(__APPLE__)
+    os_unfair_lock_lock(&mutex->lock);
+#else
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&mutex->state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        prefs_mutex_lock_contended(mutex);
+    }
+#endif
+}
+
+/// Gives the lock back (it must be held by the calling thread).
+static inline void prefs_mutex_unlock(prefs_mutex *mutex) {
+#if defined(__APPLE__)
+    os_unfair_lock_unlock(&mutex->lock);
+#else
+    if (__atomic_exchange_n(&mutex->state, 0, __ATOMIC_RELEASE) == 2) prefs_mutex_wake(mutex);
+#endif
+}
+
+// MARK: - Memory shared between processes
+
 /// The word's value (sequentially consistent).
 uint32_t prefs_atomic_load(const uint32_t *word);
 
@@ -20,10 +68,31 @@ uint32_t prefs_atomic_exchange(uint32_t *word, uint32_t value);
 void prefs_atomic_store(uint32_t *word, uint32_t value);
 
 /// A 64-bit word's value, with acquire order: what was written before its release store is seen.
-uint64_t prefs_atomic_load64(const uint64_t *word);
+/// Inline: a store's read path loads the journal's sequence number on every read.
+static inline uint64_t prefs_atomic_load64(const uint64_t *word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
 
 /// Stores a 64-bit word with release order: everything written before is seen by an acquire load.
-void prefs_atomic_store64(uint64_t *word, uint64_t value);
+static inline void prefs_atomic_store64(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/// A 64-bit word's value with no ordering (a sequence lock's data: checked afterwards).
+static inline uint64_t prefs_atomic_load64_relaxed(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+
+/// Stores a 64-bit word with no ordering (a sequence lock's data, between its fences).
+static inline void prefs_atomic_store64_relaxed(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
+/// Orders the loads before it before the loads and stores after it (a sequence lock's reader,
+/// between reading the data and reading the sequence again).
+static inline void prefs_atomic_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
+/// Orders the loads and stores before it before the stores after it (a sequence lock's writer,
+/// between marking the sequence odd and writing the data).
+static inline void prefs_atomic_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 
 /// A full memory fence.
 void prefs_atomic_fence(void);

@@ -51,6 +51,15 @@ extension PropertyListValue {
         guard reader.isAtEnd else { throw BinaryDecodingError(reason: "trailing bytes after the value") }
     }
 
+    /// Whether `bytes` are a complete, well-formed value: the checks of decoding, without
+    /// building the value (a large store checks every row when it opens and decodes a value the
+    /// first time it is read).
+    package static func isBinaryEncoding(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var reader = BinaryReader(bytes: bytes, checksOnly: true)
+        guard (try? reader.readValue(depth: 0)) != nil else { return false }
+        return reader.isAtEnd
+    }
+
     fileprivate struct BinaryWriter {
         var bytes: [UInt8] = []
 
@@ -104,6 +113,8 @@ extension PropertyListValue {
 
     fileprivate struct BinaryReader {
         let bytes: UnsafeRawBufferPointer
+        /// Check every byte as decoding does, but build nothing (each value read is a placeholder).
+        var checksOnly = false
         var offset = 0
         var isAtEnd: Bool { offset == bytes.count }
 
@@ -127,15 +138,28 @@ extension PropertyListValue {
             case .double: return .double(Double(bitPattern: try readWord()))
             case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readWord())))
             case .string: return .string(try readString())
-            case .data: return .data(Data(try readBytes(try readLength())))
+            case .data:
+                let bytes = try readBytes(try readLength())
+                return checksOnly ? .bool(false) : .data(Data(bytes))
             case .array:
                 let count = try readLength()
+                if checksOnly {
+                    for _ in 0..<count { _ = try readValue(depth: depth + 1) }
+                    return .bool(false)
+                }
                 var elements: [PropertyListValue] = []
                 elements.reserveCapacity(min(count, bytes.count - offset))
                 for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
                 return .array(elements)
             case .dictionary:
                 let count = try readLength()
+                if checksOnly {
+                    for _ in 0..<count {
+                        _ = try readString()
+                        _ = try readValue(depth: depth + 1)
+                    }
+                    return .bool(false)
+                }
                 var entries: [String: PropertyListValue] = [:]
                 for _ in 0..<count {
                     let key = try readString()
@@ -181,6 +205,8 @@ extension PropertyListValue {
 
         mutating func readString() throws -> String {
             let raw = try readBytes(try readLength())
+            // ASCII (most of what is stored) is UTF-8 as it is.
+            if checksOnly && raw.allSatisfy({ $0 < 0x80 }) { return "" }
             guard let text = String(validatingUTF8Bytes: raw) else {
                 throw BinaryDecodingError(reason: "a string that is not UTF-8")
             }

@@ -230,12 +230,11 @@ extension SQLiteStore {
                 path: path, kind: version > schemaVersion ? .newerSchema(found: Int(version)) : .readOnly,
                 detail: "schema version \(version), expected \(schemaVersion)")
         }
-        var values: [StoreKey: PropertyListValue] = [:]
-        // Room for every row at once: growing a large dictionary step by step copies it each time.
+        // Room for every row at once: growing a large table step by step copies it each time.
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a
         // first-release table has no rowid, and reserves nothing.
         let rows = (try? connection.integer("SELECT max(rowid) FROM prefs_entries")).flatMap { $0 } ?? 0
-        values.reserveCapacity(Int(min(max(rows, 0), 10_000_000)))
+        var values = KeyTable(minimumCapacity: Int(min(max(rows, 0), 10_000_000)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
@@ -244,8 +243,10 @@ extension SQLiteStore {
             highestRow = max(highestRow, UInt64(bitPattern: row.integer(2)))
             guard !row.isNull(1) else { return }
             let key = row.text(0)
-            if let value = try? PropertyListValue(binaryEncodedBytes: row.blobBytes(1)) {
-                values[StoreKey(key)] = value
+            // Checked now, decoded when first read: a large store opens without building its values.
+            let bytes = row.blobBytes(1)
+            if PropertyListValue.isBinaryEncoding(bytes) {
+                values.insert(encoded: bytes, for: StoreKey(key))
             } else {
                 undecodable.append(key)
             }

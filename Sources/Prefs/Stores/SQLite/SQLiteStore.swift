@@ -90,7 +90,7 @@ public final class SQLiteStore: PreferenceStore {
 
     /// Every stored key and value, from the cache.
     public func snapshot() -> [StoreKey: PropertyListValue] {
-        core.read { $0.values }
+        core.read { $0.values.dictionary }
     }
 
     /// Every stored key, from the cache.

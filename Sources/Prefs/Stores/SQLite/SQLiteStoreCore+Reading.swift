@@ -7,17 +7,24 @@ import Foundation
 extension SQLiteStoreCore {
     // MARK: - Reading
 
-    /// The value under `key`, current with every write made before this call: one lock and one
-    /// load of the journal's sequence number when nothing changed.
+    /// The value under `key`, current with every write made before this call: a plain value read
+    /// lately is one load of the journal's sequence number and a look at its slot (see
+    /// ``ReadSlots``); anything else is the cache's lock and that same load when nothing changed.
     func value(for key: StoreKey) -> PropertyListValue? {
-        let current: PropertyListValue?? = cache.withLock { cache in
-            guard let journal, journal.sequence > cache.position.sequence else {
-                return .some(cache.values[key])
+        guard let journalSequence else { return read { $0.values.value(for: key) } }
+        var name = key.name
+        return name.withUTF8 { bytes in
+            let hash = KeyTable.hash(bytes, seed: readSlots.seed)
+            let sequence = prefs_atomic_load64(journalSequence)
+            if let answer = readSlots.value(hash: hash, key: bytes, journalSequence: sequence) {
+                return answer
             }
-            return .none
+            return read { cache in
+                let value = cache.values.value(for: key, hash: hash)
+                readSlots.fill(hash: hash, key: bytes, value: value, position: cache.position.sequence)
+                return value
+            }
         }
-        if let current { return current }
-        return read { $0.values[key] }
     }
 
     /// Brings the cache up to date with every record written before this call.

@@ -17,7 +17,7 @@ extension SQLiteStore {
 
     /// What reads answer from: every value, and how far into the journal it is.
     struct Cache {
-        var values: [StoreKey: PropertyListValue]
+        var values: KeyTable
         /// Every record up to this sequence number is applied.
         var position: Journal.Position
     }
@@ -57,6 +57,14 @@ final class SQLiteStoreCore: Sendable {
     private let writer: TransactionLock<UInt64>
     private let database: Locked<SQLiteStore.Database>
     let cache: Locked<SQLiteStore.Cache>
+    /// Plain values recently read, answered without the cache's lock.
+    let readSlots = ReadSlots()
+    /// The journal's sequence number in its mapping (which lives as long as `journal`).
+    ///
+    /// The read path loads it without touching (so retaining) the journal object. Only ever
+    /// loaded atomically, from any thread: `nonisolated(unsafe)` because a pointer is not
+    /// `Sendable`.
+    nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
     let observers = StoreObservers(label: "SQLite")
     /// The busy timeout in milliseconds, for the journal's lock.
     private let lockTimeout: Int64
@@ -76,9 +84,12 @@ final class SQLiteStoreCore: Sendable {
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
         openedFile = opened.database.file
         journal = opened.journal
+        journalSequence = opened.journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
         writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         database = Locked(opened.database)
-        cache = Locked(opened.cache)
+        var cache = opened.cache
+        cache.values.readSlots = readSlots
+        self.cache = Locked(cache)
     }
 
     /// Moves the journal into SQLite, then closes the connection; called once, by the store's
@@ -103,7 +114,7 @@ final class SQLiteStoreCore: Sendable {
     func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try commit {
             var transaction = StoreTransaction(
-                read: { key in self.cache.withLock { $0.values[StoreKey(key)] } },
+                read: { key in self.cache.withLock { $0.values.value(for: StoreKey(key)) } },
                 keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
             let result = try body(&transaction)
             return (.many(transaction.writes), result)

@@ -1,0 +1,164 @@
+import CPrefsShared
+import Foundation
+
+/// Recently read plain values of a store, readable without taking any lock: a read of a number,
+/// a boolean, a date or a missing key costs a few loads instead of the cache's lock.
+///
+/// An uncontended lock is two atomic read-modify-write instructions, about as long as the rest of
+/// a read together. So a store keeps, beside its cache, a small direct-mapped table of slots, each
+/// a sequence lock over a few words: the key (up to 40 UTF-8 bytes, compared exactly), its hash,
+/// the value's kind and bits, and the journal sequence number the cache was at when the slot was
+/// filled. Only values without references fit (nothing to retain, so nothing a writer could free
+/// under a reader): `bool`, `integer`, `double`, `date`, and "no value".
+///
+/// Invariants (every write to a slot holds the cache's lock):
+///
+/// 1. A slot filled at position `P` holds the cache's value for its key when the cache had
+///    applied every journal record up to `P` and none after.
+/// 2. A reader takes a slot's answer only when `P` is at least the journal's sequence number as
+///    it loaded it after the read began: every write that returned before the read began (here
+///    or in another process) has a sequence number no greater, so it was applied before the fill.
+/// 3. Whenever the cache's value for a key changes, the slot its hash maps to is emptied (the
+///    cache's table does this on every change), so a slot never outlives its value even when
+///    the journal's sequence number does not move.
+/// 4. Readers take a slot's words only between two equal, even loads of its sequence word.
+///
+/// ```swift
+/// let slots = ReadSlots()
+/// slots.fill(hash: h, key: bytes, value: .integer(1), position: 7)
+/// slots.value(hash: h, key: bytes, journalSequence: 7)  // .some(.integer(1))
+/// ```
+final class ReadSlots: @unchecked Sendable {
+    /// The seed of key hashes (the process's, shared with ``KeyTable``).
+    let seed = KeyTable.processSeed
+    private let words: UnsafeMutablePointer<UInt64>
+
+    private static let slotCount = 128
+    private static let wordsPerSlot = 10
+    /// Longest key a slot holds (5 words).
+    static let maximumKeyLength = 40
+
+    // Word offsets within a slot.
+    private static let sequenceWord = 0
+    private static let positionWord = 1
+    private static let hashWord = 2
+    /// The value's kind in the low byte, the key's length in the next.
+    private static let shapeWord = 3
+    private static let bitsWord = 4
+    private static let keyWords = 5
+
+    private enum Kind: UInt64 {
+        case empty = 0
+        case missing, bool, integer, double, date
+    }
+
+    init() {
+        let count = Self.slotCount * Self.wordsPerSlot
+        words = .allocate(capacity: count)
+        words.initialize(repeating: 0, count: count)
+    }
+
+    deinit { words.deallocate() }
+
+    /// The answer a slot holds for the key, or `nil` when the cache must be asked: `.some(nil)`
+    /// means no value is stored.
+    @inline(__always)
+    func value(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64) -> PropertyListValue??
+    {
+        guard key.count <= Self.maximumKeyLength else { return nil }
+        let slot = self.slot(hash)
+        let sequence = prefs_atomic_load64(slot)
+        guard sequence & 1 == 0,
+            prefs_atomic_load64_relaxed(slot + Self.positionWord) >= journalSequence,
+            prefs_atomic_load64_relaxed(slot + Self.hashWord) == hash
+        else { return nil }
+        let shape = prefs_atomic_load64_relaxed(slot + Self.shapeWord)
+        guard shape >> 8 == UInt64(key.count), keyMatches(key, slot) else { return nil }
+        let bits = prefs_atomic_load64_relaxed(slot + Self.bitsWord)
+        prefs_atomic_fence_acquire()
+        guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
+        switch shape & 0xFF {
+        case Kind.missing.rawValue: return .some(nil)
+        case Kind.bool.rawValue: return .bool(bits != 0)
+        case Kind.integer.rawValue: return .integer(Int64(bitPattern: bits))
+        case Kind.double.rawValue: return .double(Double(bitPattern: bits))
+        case Kind.date.rawValue: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+        default: return nil  // empty
+        }
+    }
+
+    /// Remembers the cache's value for a key at `position` (holding the cache's lock), when it
+    /// is a plain value and the key is short enough; otherwise leaves the slot as it is.
+    func fill(hash: UInt64, key: UnsafeBufferPointer<UInt8>, value: PropertyListValue?, position: UInt64) {
+        guard key.count <= Self.maximumKeyLength else { return }
+        let kind: Kind
+        let bits: UInt64
+        switch value {
+        case nil: (kind, bits) = (.missing, 0)
+        case .bool(let flag): (kind, bits) = (.bool, flag ? 1 : 0)
+        case .integer(let number): (kind, bits) = (.integer, UInt64(bitPattern: number))
+        case .double(let number): (kind, bits) = (.double, number.bitPattern)
+        case .date(let date): (kind, bits) = (.date, date.timeIntervalSinceReferenceDate.bitPattern)
+        case .string, .data, .array, .dictionary: return
+        }
+        let slot = self.slot(hash)
+        write(slot) {
+            prefs_atomic_store64_relaxed(slot + Self.positionWord, position)
+            prefs_atomic_store64_relaxed(slot + Self.hashWord, hash)
+            prefs_atomic_store64_relaxed(slot + Self.shapeWord, UInt64(key.count) << 8 | kind.rawValue)
+            prefs_atomic_store64_relaxed(slot + Self.bitsWord, bits)
+            for index in 0..<Self.maximumKeyLength / 8 {
+                prefs_atomic_store64_relaxed(slot + Self.keyWords + index, Self.keyWord(key, index))
+            }
+        }
+    }
+
+    /// Empties the slot a key with this hash maps to (holding the cache's lock).
+    func invalidate(hash: UInt64) {
+        let slot = self.slot(hash)
+        guard prefs_atomic_load64_relaxed(slot + Self.shapeWord) & 0xFF != Kind.empty.rawValue else { return }
+        write(slot) { prefs_atomic_store64_relaxed(slot + Self.shapeWord, Kind.empty.rawValue) }
+    }
+
+    // MARK: - Inside
+
+    @inline(__always)
+    private func slot(_ hash: UInt64) -> UnsafeMutablePointer<UInt64> {
+        words + Int(truncatingIfNeeded: hash & UInt64(Self.slotCount - 1)) * Self.wordsPerSlot
+    }
+
+    /// A sequence lock's write: odd while the words change, even (and one step on) after.
+    private func write(_ slot: UnsafeMutablePointer<UInt64>, _ body: () -> Void) {
+        let sequence = prefs_atomic_load64_relaxed(slot)
+        prefs_atomic_store64_relaxed(slot, sequence &+ 1)
+        prefs_atomic_fence_release()
+        body()
+        prefs_atomic_store64(slot, sequence &+ 2)
+    }
+
+    /// The key's bytes `8 * index ..< 8 * index + 8`, little-endian, zero past its end (built in
+    /// registers: a word read back from bytes just stored would stall the read path).
+    @inline(__always)
+    private static func keyWord(_ key: UnsafeBufferPointer<UInt8>, _ index: Int) -> UInt64 {
+        let start = index * 8
+        if start + 8 <= key.count {
+            return UnsafeRawBufferPointer(key).loadUnaligned(fromByteOffset: start, as: UInt64.self)
+        }
+        var word: UInt64 = 0
+        var offset = start
+        while offset < key.count {
+            word |= UInt64(key[offset]) << (UInt64(offset - start) * 8)
+            offset += 1
+        }
+        return word
+    }
+
+    @inline(__always)
+    private func keyMatches(_ key: UnsafeBufferPointer<UInt8>, _ slot: UnsafeMutablePointer<UInt64>) -> Bool {
+        for index in 0..<(key.count + 7) / 8
+        where prefs_atomic_load64_relaxed(slot + Self.keyWords + index) != Self.keyWord(key, index) {
+            return false
+        }
+        return true
+    }
+}

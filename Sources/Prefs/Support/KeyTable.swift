@@ -1,0 +1,294 @@
+/// The values of a store's cache by key: a hash table built for the read path and for opening
+/// a large store.
+///
+/// A `[StoreKey: PropertyListValue]` dictionary spends most of a lookup in SipHash (`Hasher`)
+/// and, because it keeps no hashes, compares the key's bytes with every entry it probes; filling
+/// it writes its large arrays in random order, a cache miss per row. This table hashes a key's
+/// UTF-8 bytes with a short multiply-and-mix function seeded once per process and keeps:
+///
+/// - `entries`: the keys and values, densely, in the order they were added (filling the table is
+///   appending; a removal moves the last entry into the hole);
+/// - `slots`: open addressing with linear probing over a power-of-two number of 64-bit words,
+///   at most 7/8 full, each holding the upper 32 bits of its key's hash (which also choose its
+///   bucket) and its entry's index plus one (`0` is an empty slot). A lookup compares key bytes
+///   only when those 32 bits match, and the slots alone are enough to grow the table or to shift
+///   entries back on removal (no tombstones: a table that sees many writes never slows down);
+/// - `encodedBytes`: values as a store read them from its file, still in their binary form
+///   (checked, not yet decoded). Opening a large store appends each row's bytes here instead of
+///   building a value (a string is an allocation each); a value is decoded the first time it is
+///   read, and the bytes are let go once no entry needs them.
+///
+/// The seed is random per process: a hash of attacker-chosen keys cannot be precomputed across
+/// runs. Not a cryptographic hash; keys come from the program and its own stores.
+///
+/// ```swift
+/// var table = KeyTable()
+/// table["volume"] = .double(0.5)
+/// table["volume"]  // .double(0.5)
+/// ```
+struct KeyTable: Sendable {
+    private var slots: ContiguousArray<UInt64>
+    private var entries: ContiguousArray<Entry>
+    private var encodedBytes: ContiguousArray<UInt8> = []
+    /// How many entries still point into `encodedBytes`.
+    private var encodedCount = 0
+    private let seed: UInt64
+
+    private struct Entry {
+        var key: StoreKey
+        var value: Stored
+    }
+
+    private enum Stored {
+        case value(PropertyListValue)
+        /// Checked binary form at `start..<start + count` in `encodedBytes`.
+        case encoded(start: UInt32, count: UInt32)
+    }
+
+    /// The seed of every table's hash in this process.
+    static let processSeed = UInt64.random(in: .min ... .max)
+
+    /// Told of every change, so it never answers with a value this table no longer holds.
+    var readSlots: ReadSlots?
+
+    /// An empty table with room for `minimumCapacity` entries before it grows.
+    init(minimumCapacity: Int = 0) {
+        var buckets = 8
+        while buckets - buckets / 8 < minimumCapacity { buckets *= 2 }
+        slots = ContiguousArray(repeating: 0, count: buckets)
+        entries = []
+        entries.reserveCapacity(minimumCapacity)
+        seed = Self.processSeed
+    }
+
+    /// The number of entries stored.
+    var count: Int { entries.count }
+
+    /// The value under `key`; assigning `nil` removes it.
+    ///
+    /// Reading decodes a value still in its binary form each time: the read path uses
+    /// ``value(for:)``, which keeps what it decoded.
+    subscript(key: StoreKey) -> PropertyListValue? {
+        get {
+            guard let slot = slot(of: key, tag: tag(key)) else { return nil }
+            return decoded(entries[Self.index(slots[slot])].value)
+        }
+        set {
+            let hash = Self.hash(key.name, seed: seed)
+            readSlots?.invalidate(hash: hash)
+            let tag = UInt32(truncatingIfNeeded: hash >> 32)
+            if let slot = slot(of: key, tag: tag) {
+                let index = Self.index(slots[slot])
+                forget(entries[index].value)
+                if let newValue {
+                    entries[index].value = .value(newValue)
+                } else {
+                    remove(at: slot)
+                }
+            } else if let newValue {
+                insert(Entry(key: key, value: .value(newValue)), tag: tag)
+            }
+        }
+    }
+
+    /// The value under `key`, decoding it (once) if it is still in its binary form.
+    @inline(__always)
+    mutating func value(for key: StoreKey) -> PropertyListValue? {
+        value(for: key, hash: Self.hash(key.name, seed: seed))
+    }
+
+    /// The same, given the key's ``hash(_:seed:)`` with this process's seed.
+    @inline(__always)
+    mutating func value(for key: StoreKey, hash: UInt64) -> PropertyListValue? {
+        guard let slot = slot(of: key, tag: UInt32(truncatingIfNeeded: hash >> 32)) else { return nil }
+        let index = Self.index(slots[slot])
+        if case .value(let value) = entries[index].value { return value }
+        let value = decoded(entries[index].value)
+        forget(entries[index].value)
+        // Checked when it was added: a failure here would mean memory was damaged; the key then
+        // reads as missing rather than crashing.
+        if let value {
+            entries[index].value = .value(value)
+        } else {
+            readSlots?.invalidate(hash: hash)
+            remove(at: slot)
+        }
+        return value
+    }
+
+    /// Adds `key` with a value in its binary form, which the caller has checked with
+    /// `PropertyListValue.isBinaryEncoding(_:)`: it is decoded when first read.
+    mutating func insert(encoded bytes: UnsafeRawBufferPointer, for key: StoreKey) {
+        let hash = Self.hash(key.name, seed: seed)
+        readSlots?.invalidate(hash: hash)
+        let tag = UInt32(truncatingIfNeeded: hash >> 32)
+        if let slot = slot(of: key, tag: tag) {
+            forget(entries[Self.index(slots[slot])].value)
+            remove(at: slot)
+        }
+        guard encodedBytes.count + bytes.count <= UInt32.max else {
+            // More than 4 GiB at once: the rest is decoded now.
+            self[key] = try? PropertyListValue(binaryEncodedBytes: bytes)
+            return
+        }
+        let stored = Stored.encoded(start: UInt32(encodedBytes.count), count: UInt32(bytes.count))
+        encodedBytes.append(contentsOf: bytes)
+        encodedCount += 1
+        insert(Entry(key: key, value: stored), tag: tag)
+    }
+
+    /// Every key stored, in no particular order.
+    var keys: [StoreKey] { entries.map(\.key) }
+
+    /// Every entry, as a dictionary.
+    var dictionary: [StoreKey: PropertyListValue] {
+        var dictionary: [StoreKey: PropertyListValue] = [:]
+        dictionary.reserveCapacity(count)
+        for entry in entries { dictionary[entry.key] = decoded(entry.value) }
+        return dictionary
+    }
+
+    // MARK: - Inside
+
+    private func decoded(_ stored: Stored) -> PropertyListValue? {
+        switch stored {
+        case .value(let value): return value
+        case .encoded(let start, let count):
+            return encodedBytes.withUnsafeBytes { all in
+                try? PropertyListValue(
+                    binaryEncodedBytes: UnsafeRawBufferPointer(rebasing: all[Int(start)..<Int(start + count)])
+                )
+            }
+        }
+    }
+
+    /// Notes that an entry no longer points into `encodedBytes`; the last one lets them go.
+    private mutating func forget(_ stored: Stored) {
+        guard case .encoded = stored else { return }
+        encodedCount -= 1
+        if encodedCount == 0 { encodedBytes = [] }
+    }
+
+    /// The seeded hash of a key's UTF-8 bytes, eight at a time (``ReadSlots`` uses it too).
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var hash = seed ^ (UInt64(bytes.count) &* multiplier)
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = mix(hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        if offset < raw.count {
+            var tail: UInt64 = 0
+            for index in offset..<raw.count {
+                tail |= UInt64(raw[index]) << (UInt64(index - offset) * 8)
+            }
+            hash = mix(hash ^ tail)
+        }
+        return mix(hash)
+    }
+
+    /// The same for a name.
+    @inline(__always)
+    static func hash(_ name: String, seed: UInt64) -> UInt64 {
+        var name = name
+        return name.withUTF8 { hash($0, seed: seed) }
+    }
+
+    /// One round of a 64-bit multiply-and-xorshift mix (as in MurmurHash3's finalizer).
+    @inline(__always)
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var value = value
+        value ^= value >> 33
+        value &*= 0xFF51_AFD7_ED55_8CCD
+        value ^= value >> 33
+        return value
+    }
+
+    /// The upper 32 bits of the key's hash (a slot is never `0` all the same: it holds the
+    /// entry's index plus one).
+    @inline(__always)
+    private func tag(_ key: StoreKey) -> UInt32 {
+        UInt32(truncatingIfNeeded: Self.hash(key.name, seed: seed) >> 32)
+    }
+
+    @inline(__always)
+    private static func index(_ slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1 }
+
+    @inline(__always)
+    private static func slot(tag: UInt32, index: Int) -> UInt64 { UInt64(tag) << 32 | UInt64(index + 1) }
+
+    @inline(__always)
+    private static func bucket(_ slot: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: slot >> 32) & mask
+    }
+
+    /// The slot that points at `key`'s entry, if there is one.
+    @inline(__always)
+    private func slot(of key: StoreKey, tag: UInt32) -> Int? {
+        let mask = slots.count - 1
+        var bucket = Int(tag) & mask
+        while true {
+            let slot = slots[bucket]
+            if slot == 0 { return nil }
+            if UInt32(truncatingIfNeeded: slot >> 32) == tag && entries[Self.index(slot)].key == key {
+                return bucket
+            }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    private mutating func insert(_ entry: Entry, tag: UInt32) {
+        if entries.count + 1 > slots.count - slots.count / 8 { grow() }
+        let mask = slots.count - 1
+        var bucket = Int(tag) & mask
+        while slots[bucket] != 0 { bucket = (bucket + 1) & mask }
+        slots[bucket] = Self.slot(tag: tag, index: entries.count)
+        entries.append(entry)
+    }
+
+    /// Removes the entry `slot` points at: empties the slot, moves back each following slot that
+    /// its own bucket allows (so every slot stays reachable from its bucket without passing an
+    /// empty one), then moves the last entry into the hole the removed one left.
+    private mutating func remove(at slot: Int) {
+        let removed = Self.index(slots[slot])
+        let mask = slots.count - 1
+        var hole = slot
+        var next = (hole + 1) & mask
+        while slots[next] != 0 {
+            let ideal = Self.bucket(slots[next], mask: mask)
+            // The slot at `next` may fill the hole unless its bucket lies cyclically in
+            // (hole, next]: moving it before its bucket would hide it.
+            let staysPut = hole <= next ? (hole < ideal && ideal <= next) : (hole < ideal || ideal <= next)
+            if !staysPut {
+                slots[hole] = slots[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole] = 0
+        let last = entries.count - 1
+        if removed != last {
+            let lastTag = tag(entries[last].key)
+            var bucket = Int(lastTag) & mask
+            while Self.index(slots[bucket]) != last { bucket = (bucket + 1) & mask }
+            slots[bucket] = Self.slot(tag: lastTag, index: removed)
+            entries.swapAt(removed, last)
+        }
+        entries.removeLast()
+    }
+
+    /// Twice the slots, filled from the old ones alone (their tags choose their buckets).
+    private mutating func grow() {
+        let old = slots
+        slots = ContiguousArray(repeating: 0, count: old.count * 2)
+        let mask = slots.count - 1
+        for slot in old where slot != 0 {
+            var bucket = Self.bucket(slot, mask: mask)
+            while slots[bucket] != 0 { bucket = (bucket + 1) & mask }
+            slots[bucket] = slot
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+
+/// The SQLite store's read path: the cache's table (`KeyTable`), values decoded when first read,
+/// and the slots plain values are read from without a lock (`ReadSlots`).
+@Suite struct SQLiteReadPathTests {
+    /// SplitMix64: a seeded generator, so a failure names the sequence that found it.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Random sets and removals on a few hundred keys (so the table grows, wraps around its end
+    /// and shifts entries back on removal) agree with a dictionary after every step.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func theTableAgreesWithADictionary(seed: UInt64) {
+        var random = SeededGenerator(state: seed)
+        var table = KeyTable()
+        var model: [StoreKey: PropertyListValue] = [:]
+        // Names of every length around a word, including canonically equivalent pairs.
+        let names = (0..<300).map { index in
+            index % 50 == 0
+                ? "e\u{301}\(index)"
+                : index % 50 == 1
+                    ? "\u{E9}\(index - 1)" : String(repeating: "k", count: index % 19) + "\(index)"
+        }
+        for step in 0..<20_000 {
+            let key = StoreKey(names[Int(random.next() % UInt64(names.count))])
+            if random.next() % 3 == 0 {
+                table[key] = nil
+                model[key] = nil
+            } else {
+                let value = PropertyListValue.integer(Int64(step))
+                table[key] = value
+                model[key] = value
+            }
+            #expect(table[key] == model[key])
+            #expect(table.count == model.count)
+            if step % 1_000 == 0 {
+                #expect(table.dictionary == model, "after step \(step)")
+                #expect(Set(table.keys) == Set(model.keys))
+            }
+        }
+        for (key, value) in model { #expect(table.value(for: key) == value) }
+        #expect(table.dictionary == model)
+    }
+
+    /// Values added in their binary form decode when read, once; setting or removing one, and
+    /// reading them all, gives what was stored.
+    @Test func encodedValuesDecodeWhenRead() {
+        var table = KeyTable()
+        let values: [StoreKey: PropertyListValue] = [
+            "a": .string("text"), "b": .array([.integer(1), .dictionary(["x": .bool(true)])]),
+            "c": .data(Data([0, 1, 2])), "d": .double(-0.0),
+        ]
+        for (key, value) in values {
+            let bytes = value.binaryEncoded()
+            bytes.withUnsafeBytes { raw in
+                #expect(PropertyListValue.isBinaryEncoding(raw))
+                table.insert(encoded: raw, for: key)
+            }
+        }
+        #expect(table.dictionary == values)
+        #expect(table.value(for: "a") == .string("text"))
+        #expect(table.value(for: "a") == .string("text"))
+        table["b"] = nil
+        table["c"] = .integer(3)
+        #expect(table["b"] == nil)
+        #expect(table.value(for: "c") == .integer(3))
+        #expect(table.value(for: "d") == .double(-0.0))
+        #expect(table.count == 3)
+    }
+
+    /// The check at opening refuses what decoding refuses.
+    @Test func theCheckRefusesWhatDecodingRefuses() {
+        let samples: [[UInt8]] = [
+            [], [0xFF], [0x05, 0x02, 0xC3], [0x05, 0x05, 0x61], [0x08, 0x02, 0x03],
+            [0x03, 1, 2, 3], [0x01, 0x01], [0x09, 0x01, 0x01, 0x61, 0x01],
+        ]
+        for bytes in samples {
+            let decodes = bytes.withUnsafeBytes { (try? PropertyListValue(binaryEncodedBytes: $0)) != nil }
+            #expect(bytes.withUnsafeBytes { PropertyListValue.isBinaryEncoding($0) } == decodes, "\(bytes)")
+        }
+    }
+
+    /// A reopened store answers every kind of value as stored (decoded when first read).
+    @Test func aReopenedStoreReadsEveryKindOfValue() throws {
+        let path = TestFiles.uniquePath("lazy")
+        let values: [String: PropertyListValue] = [
+            "bool": .bool(true), "int": .integer(-7), "double": .double(2.5), "string": .string("é"),
+            "date": .date(Date(timeIntervalSinceReferenceDate: 12.5)), "data": .data(Data([9])),
+            "array": .array([.string("x")]), "dict": .dictionary(["k": .integer(1)]),
+        ]
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.transaction { t in for (key, value) in values { t[key] = value } }
+        }
+        let reopened = try SQLiteStore(path: path)
+        for (key, value) in values {
+            #expect(reopened.value(forKey: key) == value)
+            #expect(reopened.value(forKey: key) == value)
+        }
+        #expect(reopened.snapshot().count == values.count)
+    }
+
+    /// A thread reading while another writes never sees a value older than one whose write had
+    /// returned, nor values going backwards: for plain values (read from the slots), strings
+    /// (through the lock), a key longer than a slot holds, and a key that comes and goes.
+    @Test func readsFollowWritesFromAnotherThread() async throws {
+        let store = try SQLiteStore(path: TestFiles.uniquePath("slots"))
+        let longKey = String(repeating: "long", count: 12)
+        let acknowledged = Locked(-1)
+        let writes = 20_000
+        let writer = Task.detached {
+            for index in 0..<writes {
+                try store.transaction { t in
+                    t["n"] = .integer(Int64(index))
+                    t["s"] = .string("\(index)")
+                    t[longKey] = .integer(Int64(index))
+                    t["comes-and-goes"] = index % 2 == 0 ? .integer(Int64(index)) : nil
+                }
+                acknowledged.withLock { $0 = index }
+            }
+        }
+        var failures: [String] = []
+        var last = -1
+        while last < writes - 1 && failures.count < 5 {
+            let floor = acknowledged.withLock { $0 }
+            func number(_ key: String) -> Int {
+                switch store.value(forKey: key) {
+                case .integer(let n): Int(n)
+                case .string(let text): Int(text) ?? -2
+                default: -1
+                }
+            }
+            let n = number("n")
+            if n < floor || n < last { failures.append("n = \(n) after \(floor) returned, \(last) read") }
+            if number("s") < floor { failures.append("s behind \(floor)") }
+            if number(longKey) < floor { failures.append("long key behind \(floor)") }
+            let comesAndGoes = store.value(forKey: "comes-and-goes")
+            if floor >= 0 && floor == acknowledged.withLock({ $0 }) && floor == number("n") {
+                // Nothing was written between the two loads: the key is exactly as the last write left it.
+                let expected: PropertyListValue? = floor % 2 == 0 ? .integer(Int64(floor)) : nil
+                if comesAndGoes != expected && floor == acknowledged.withLock({ $0 }) {
+                    failures.append("comes-and-goes \(String(describing: comesAndGoes)) after \(floor)")
+                }
+            }
+            last = max(last, n)
+        }
+        try await writer.value  // rethrows the writer's error
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(store.value(forKey: "n") == .integer(Int64(writes - 1)))
+        #expect(store.value(forKey: "comes-and-goes") == nil)
+    }
+}
