@@ -38,6 +38,7 @@ public struct Preferences: Sendable {
     /// prefs[.volume] = 0.8
     /// let volume = prefs[.volume]
     /// ```
+    @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             decode(store.value(forKey: key.name), for: key)
@@ -116,16 +117,28 @@ public struct Preferences: Sendable {
 
     // MARK: - Coding, shared with `update`
 
+    /// The stored value as the key's type, or its default.
+    ///
+    /// Inlinable, so a read specializes for its type in the caller (the read path of a store is
+    /// a few nanoseconds; a generic call through witness tables would be as long again).
+    @inlinable
     func decode<Value>(_ stored: PropertyListValue?, for key: Key<Value>) -> Value {
         guard let stored else { return key.defaultValue }
         do {
             return try Value.deserialize(stored)
         } catch {
-            let cause = error as? ValueCodingError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
-            diagnostics.report(
-                PreferenceIssue(key: key.name, store: store.description, kind: .readFellBackToDefault(cause)))
-            return key.defaultValue
+            return fellBack(stored, for: key, because: error)
         }
+    }
+
+    /// Reports a stored value the key's type cannot read and gives the default.
+    @usableFromInline
+    func fellBack<Value>(_ stored: PropertyListValue, for key: Key<Value>, because error: any Error) -> Value
+    {
+        let cause = error as? ValueCodingError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
+        diagnostics.report(
+            PreferenceIssue(key: key.name, store: store.description, kind: .readFellBackToDefault(cause)))
+        return key.defaultValue
     }
 
     func encode<Value>(_ value: Value, for key: Key<Value>) throws -> PropertyListValue? {
@@ -141,6 +154,7 @@ public struct Preferences: Sendable {
         }
     }
 
+    @usableFromInline
     func report(_ error: any Error, key: String) {
         let failure =
             error as? PreferenceError

@@ -77,15 +77,26 @@ struct Workloads {
         return (plain, typed)
     }
 
-    /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys.
-    func sqliteReadNanoseconds() throws -> Double {
+    /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys: of an `Int` (a plain
+    /// value, read without a lock) and of a `String` (read through the cache's lock).
+    func sqliteReadNanoseconds() throws -> (integer: Double, string: Double) {
         let store = try SQLiteStore(path: Scratch.path("read.sqlite"))
-        try store.transaction { t in for index in 0..<1_000 { t["k\(index)"] = .integer(Int64(index)) } }
+        try store.transaction { t in
+            for index in 0..<1_000 { t["k\(index)"] = .integer(Int64(index)) }
+            t["name"] = .string("a string longer than fifteen bytes")
+        }
         let prefs = Preferences(store: store)
         let key = Preferences.Key<Int>("k500", default: 0)
-        return Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions) {
+        let integer = Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions)
+        {
             for _ in 0..<sizes.reads { consume(prefs[key]) }
         }
+        let name = Preferences.Key<String>("name", default: "")
+        let string = Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions)
+        {
+            for _ in 0..<sizes.reads { consume(prefs[name]) }
+        }
+        return (integer, string)
     }
 
     /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert.
