@@ -21,7 +21,15 @@ enum Processes {
             print(Date().timeIntervalSince1970)
         case "profile":
             // KIND PATH N: N typed writes (or reads) in a loop, to run under a profiler; `fill`
-            // stores N keys in one transaction.
+            // stores N keys in one transaction; `growth KEYS` runs one workload of the report.
+            if arguments[1] == "growth" {
+                // `growth KEYS`: the write-growth workload alone, ns per write with KEYS keys stored.
+                let keys = Int(arguments[2]) ?? 100
+                print(
+                    "\(try Workloads(sizes: .full).sqliteWrite(withKeysStored: keys)) ns per write at \(keys) keys"
+                )
+                return
+            }
             if arguments[1] == "fill" {
                 let store = try SQLiteStore(path: arguments[2])
                 try store.transaction { t in

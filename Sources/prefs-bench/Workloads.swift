@@ -121,12 +121,16 @@ struct Workloads {
 
     /// Nanoseconds per `SQLiteStore` write with `keys` keys stored, each write to another key
     /// (so checkpoints move as many distinct rows as there are writes, up to `keys`).
+    ///
+    /// Each repetition writes enough to fill the journal's checkpoint threshold several times, so
+    /// every repetition pays for its share of checkpoints (fewer writes would leave some
+    /// repetitions with a checkpoint and some without, and the median would pick either).
     func sqliteWrite(withKeysStored keys: Int) throws -> Double {
         let store = try SQLiteStore(path: Scratch.path("growth-\(keys).sqlite"))
         try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
         try store.flush()
         let names = (0..<keys).map { "k\($0)" }
-        let writes = sizes.writes / 5
+        let writes = sizes.writes
         return try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
             for index in 0..<writes {
                 try store.setValue(.integer(Int64(index)), forKey: names[(index * 7_919) % keys])

@@ -33,6 +33,9 @@ final class SQLiteConnection {
     enum Parameter {
         case text(String)
         case blob(Data)
+        /// A blob's bytes in memory that stays valid for the call (bound without a copy of our own:
+        /// a checkpoint binds records where they are in the journal).
+        case bytes(UnsafeRawBufferPointer)
         case integer(Int64)
         case null
     }
@@ -99,15 +102,17 @@ final class SQLiteConnection {
             let position = Int32(index + 1)
             let result: Int32
             switch parameter {
-            case .text(let text):
-                // By byte count, so a string holding NUL characters is bound whole.
-                let count = text.utf8.count
-                try Self.checkBindLength(count)
-                var utf8 = Array(text.utf8)
-                if utf8.isEmpty { utf8 = [0] }  // a pointer to something; the length says empty
-                result = utf8.withUnsafeBufferPointer { bytes in
-                    bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                        sqlite3_bind_text(statement, position, $0, Int32(count), transient)
+            case .text(var text):
+                // By byte count, so a string holding NUL characters is bound whole; from the
+                // string's own UTF-8 (SQLite copies it), without an array per parameter.
+                try Self.checkBindLength(text.utf8.count)
+                result = text.withUTF8 { bytes in
+                    guard let start = bytes.baseAddress, !bytes.isEmpty else {
+                        // An empty string still needs a pointer to something to be text, not NULL.
+                        return sqlite3_bind_text(statement, position, "", 0, transient)
+                    }
+                    return start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(statement, position, $0, Int32(bytes.count), transient)
                     }
                 }
             case .integer(let number): result = sqlite3_bind_int64(statement, position, number)
@@ -120,6 +125,11 @@ final class SQLiteConnection {
                         statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                         Int32(raw.count), transient)
                 }
+            case .bytes(let raw):
+                try Self.checkBindLength(raw.count)
+                result = sqlite3_bind_blob(
+                    statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                    transient)
             }
             guard result == SQLITE_OK else { throw Failure(code: result, message: lastMessage) }
         }

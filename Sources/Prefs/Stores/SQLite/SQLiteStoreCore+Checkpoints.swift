@@ -93,8 +93,9 @@ extension SQLiteStoreCore {
                                 [
                                     .text(key.name),
                                     entry.bytes.map {
-                                        .blob(Data(journal.bytesInPlace(at: $0.offset, count: $0.count)))
-                                    } ?? .null,
+                                        .bytes(journal.bytesInPlace(at: $0.offset, count: $0.count))
+                                    }
+                                        ?? .null,
                                     .integer(Int64(bitPattern: entry.sequence)),
                                 ])
                         }
