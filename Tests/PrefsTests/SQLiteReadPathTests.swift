@@ -54,6 +54,23 @@ import Testing
         #expect(table.dictionary == model)
     }
 
+    /// A key's bytes as words: every length and offset, against assembling them byte by byte.
+    @Test func keyBytesBecomeWordsExactly() {
+        let bytes = (0..<24).map { UInt8(0xA0 + $0) }
+        for count in 0...bytes.count {
+            bytes.withUnsafeBytes { all in
+                let raw = UnsafeRawBufferPointer(rebasing: all[0..<count])
+                for start in stride(from: 0, through: count + 8, by: 1) {
+                    var expected: UInt64 = 0
+                    for index in start..<min(start + 8, max(start, count)) {
+                        expected |= UInt64(raw[index]) << (UInt64(index - start) * 8)
+                    }
+                    #expect(KeyTable.word(raw, from: start) == expected, "count \(count), start \(start)")
+                }
+            }
+        }
+    }
+
     /// Values added in their binary form decode when read, once; setting or removing one, and
     /// reading them all, gives what was stored.
     @Test func encodedValuesDecodeWhenRead() {

@@ -177,17 +177,40 @@ struct KeyTable: Sendable {
         let raw = UnsafeRawBufferPointer(bytes)
         var offset = 0
         while offset + 8 <= raw.count {
-            hash = mix(hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            hash = mix(
+                hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
             offset += 8
         }
-        if offset < raw.count {
-            var tail: UInt64 = 0
-            for index in offset..<raw.count {
-                tail |= UInt64(raw[index]) << (UInt64(index - offset) * 8)
-            }
-            hash = mix(hash ^ tail)
-        }
+        if offset < raw.count { hash = mix(hash ^ word(raw, from: offset)) }
         return mix(hash)
+    }
+
+    /// The bytes `start..<min(start + 8, count)` as a little-endian word, zero past the end: at
+    /// most three loads (4, 2 and 1 bytes), never a byte outside the buffer.
+    @inline(__always)
+    static func word(_ raw: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+        let count = raw.count - start
+        if count <= 0 { return 0 }
+        if count >= 8 {
+            return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        }
+        var word: UInt64 = 0
+        var offset = start
+        var shift: UInt64 = 0
+        if count & 4 != 0 {
+            word = UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            shift = 32
+        }
+        if count & 2 != 0 {
+            word |=
+                UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+                << shift
+            offset += 2
+            shift += 16
+        }
+        if count & 1 != 0 { word |= UInt64(raw[offset]) << shift }
+        return word
     }
 
     /// The same for a name.

@@ -136,21 +136,10 @@ final class ReadSlots: @unchecked Sendable {
         prefs_atomic_store64(slot, sequence &+ 2)
     }
 
-    /// The key's bytes `8 * index ..< 8 * index + 8`, little-endian, zero past its end (built in
-    /// registers: a word read back from bytes just stored would stall the read path).
+    /// The key's bytes `8 * index ..< 8 * index + 8`, little-endian, zero past its end.
     @inline(__always)
     private static func keyWord(_ key: UnsafeBufferPointer<UInt8>, _ index: Int) -> UInt64 {
-        let start = index * 8
-        if start + 8 <= key.count {
-            return UnsafeRawBufferPointer(key).loadUnaligned(fromByteOffset: start, as: UInt64.self)
-        }
-        var word: UInt64 = 0
-        var offset = start
-        while offset < key.count {
-            word |= UInt64(key[offset]) << (UInt64(offset - start) * 8)
-            offset += 1
-        }
-        return word
+        KeyTable.word(UnsafeRawBufferPointer(key), from: index * 8)
     }
 
     @inline(__always)
