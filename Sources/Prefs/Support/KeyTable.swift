@@ -137,6 +137,11 @@ struct KeyTable: Sendable {
         insert(Entry(key: key, value: stored), tag: tag)
     }
 
+    /// Room for `count` bytes of values added in their binary form.
+    mutating func reserveEncodedCapacity(_ count: Int) {
+        encodedBytes.reserveCapacity(count)
+    }
+
     /// Every key stored, in no particular order.
     var keys: [StoreKey] { entries.map(\.key) }
 

@@ -235,6 +235,13 @@ extension SQLiteStore {
         // first-release table has no rowid, and reserves nothing.
         let rows = (try? connection.integer("SELECT max(rowid) FROM prefs_entries")).flatMap { $0 } ?? 0
         var values = KeyTable(minimumCapacity: Int(min(max(rows, 0), 10_000_000)))
+        // The values' bytes fit in the file: reserving that much address space (touched only as
+        // it fills) spares copying the buffer each time it would double.
+        let fileBytes =
+            (try? connection.integer(
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")).flatMap { $0 }
+            ?? 0
+        values.reserveEncodedCapacity(Int(min(max(fileBytes, 0), 1 << 28)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
