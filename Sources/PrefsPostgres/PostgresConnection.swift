@@ -1,6 +1,7 @@
 #if PREFS_POSTGRESQL
     import CLibPQ
     import Foundation
+    import Prefs
 
     /// One libpq connection: connect, run parameterised statements, wait for notifications.
     ///
@@ -32,11 +33,17 @@
                 throw Failure(message: message, connectionLost: true)
             }
             self.handle = handle
+            Self.openCount.withLock { $0 += 1 }
         }
 
         deinit {
             PQfinish(handle)
+            Self.openCount.withLock { $0 -= 1 }
         }
+
+        /// How many connections this process holds open to any server (for tests and the
+        /// benchmark's connection budget).
+        static let openCount = Locked(0)
 
         var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
 
@@ -110,15 +117,24 @@
 
         /// Waits up to `timeout` for notifications and returns their payloads; throws when the
         /// connection is lost.
-        func notifications(waitingUpTo timeout: Duration) throws -> [(channel: String, payload: String)] {
+        ///
+        /// `wake`, when given, is a descriptor (a pipe's reading end) that ends the wait early when
+        /// it becomes readable; the caller drains it.
+        func notifications(waitingUpTo timeout: Duration, wake: Int32 = -1) throws -> [(
+            channel: String, payload: String
+        )] {
             let socket = PQsocket(handle)
             guard socket >= 0 else {
                 throw Failure(message: "the connection to the server is closed", connectionLost: true)
             }
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            // A negative descriptor is ignored by poll(2).
+            var descriptors = [
+                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+            ]
             let milliseconds = Int32(
                 timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            _ = poll(&descriptor, 1, milliseconds)
+            _ = poll(&descriptors, 2, milliseconds)
             guard PQconsumeInput(handle) == 1, isConnected else {
                 throw Failure(message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
             }

@@ -46,7 +46,10 @@
         public static let maximumKeyBytes = 1_500
 
         let shared: Shared
-        private let writer: TransactionLock<WriterState>
+        let hub: PostgresHub
+        /// Held for each transaction of this store: a write to it from inside its own transaction
+        /// stops with a message rather than waiting for itself.
+        private let writer: TransactionLock<Void>
 
         /// Connects, creates (or upgrades) the table if needed, loads the namespace, and starts
         /// listening.
@@ -74,28 +77,48 @@
             }
             self.namespace = namespace
             self.description = description
-            shared = Shared(url: url, namespace: namespace, secrets: secrets)
-            let connection: PostgresConnection
+            shared = Shared(namespace: namespace)
+            writer = TransactionLock((), store: description, timeout: .seconds(30))
+            // Every store of this process on the server shares one listening and one writing
+            // connection (see `PostgresHub`).
+            hub = PostgresHub.acquire(url: url, secrets: secrets, store: description)
             do {
-                connection = try PostgresConnection(url: url, redact: secrets.redact)
-                try Schema.prepare(connection)
-                try shared.load(using: connection)
+                try hub.writer.withLock(during: "opening \(description)") { state in
+                    let connection = try hub.connectedWriter(&state, store: description)
+                    do {
+                        if !state.schemaReady {
+                            try Schema.prepare(connection)
+                            state.schemaReady = true
+                        }
+                        try shared.load(using: connection)
+                    } catch let failure as PostgresConnection.Failure {
+                        if failure.connectionLost { state.connection = nil }
+                        throw failure
+                    }
+                }
             } catch let failure as PostgresConnection.Failure {
+                hub.release()
                 throw PostgresStoreError(
                     kind: .connectionFailed, store: description, message: failure.message)
+            } catch let error as PostgresStoreError {
+                hub.release()
+                throw PostgresStoreError(kind: .connectionFailed, store: description, message: error.message)
+            } catch let timeout as TransactionTimeoutError {
+                hub.release()
+                throw PostgresStoreError(
+                    kind: .connectionFailed, store: description, message: timeout.description)
             }
-            writer = TransactionLock(
-                WriterState(connection: connection), store: description, timeout: .seconds(30))
-            shared.startListening()
+            hub.join(shared)
         }
 
         deinit {
-            shared.stop()
+            hub.leave(shared)
+            hub.release()
         }
 
         /// True while the store has lost its server: reads then serve the last known values, which
         /// other instances may have changed since.
-        public var isStale: Bool { shared.state.withLock { $0.stale } }
+        public var isStale: Bool { shared.stale.withLock { $0 } }
 
         /// The number of live observations of this store.
         public var observerCount: Int { shared.observers.count }
@@ -122,20 +145,31 @@
         /// program with a message: it would wait for itself.
         public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
             do {
-                return try writer.withLock(during: "a transaction") { state in
-                    let connection = try connectedWriter(&state)
-                    do {
-                        return try write(on: connection, body)
-                    } catch let failure as PostgresConnection.Failure {
-                        _ = try? connection.run("ROLLBACK")
-                        if failure.connectionLost { state.connection = nil }
-                        throw PostgresStoreError(
-                            kind: failure.tooLarge
-                                ? .tooLarge : failure.connectionLost ? .connectionLost : .server,
-                            store: description, message: failure.message)
-                    } catch {
-                        _ = try? connection.run("ROLLBACK")
-                        throw error
+                if writer.isHeldByCurrentThread || hub.writer.isHeldByCurrentThread {
+                    // Inside a transaction's body on this thread. On this very store, `withLock`
+                    // stops with a message (the transaction would wait for itself); on another
+                    // store of the server, the shared connection is taken until that body
+                    // returns, so this transaction runs on a connection of its own.
+                    return try writer.withLock(during: "a transaction") { _ in
+                        let connection: PostgresConnection
+                        do {
+                            connection = try PostgresConnection(url: hub.url, redact: hub.secrets.redact)
+                        } catch let failure as PostgresConnection.Failure {
+                            throw PostgresStoreError(
+                                kind: .connectionLost, store: description, message: failure.message)
+                        }
+                        return try run(body, on: connection)
+                    }
+                }
+                return try hub.writer.withLock(during: "a transaction on \(description)") { state in
+                    try writer.withLock(during: "a transaction") { _ in
+                        let connection = try hub.connectedWriter(&state, store: description)
+                        do {
+                            return try run(body, on: connection)
+                        } catch let error as PostgresStoreError where error.kind == .connectionLost {
+                            state.connection = nil
+                            throw error
+                        }
                     }
                 }
             } catch let timeout as TransactionTimeoutError {
@@ -150,6 +184,23 @@
         }
 
         // MARK: - Writing
+
+        /// Runs the transaction on `connection`, rolling it back on any failure.
+        private func run<Result>(
+            _ body: (inout StoreTransaction) throws -> Result, on connection: PostgresConnection
+        ) throws -> Result {
+            do {
+                return try write(on: connection, body)
+            } catch let failure as PostgresConnection.Failure {
+                _ = try? connection.run("ROLLBACK")
+                throw PostgresStoreError(
+                    kind: failure.tooLarge ? .tooLarge : failure.connectionLost ? .connectionLost : .server,
+                    store: description, message: failure.message)
+            } catch {
+                _ = try? connection.run("ROLLBACK")
+                throw error
+            }
+        }
 
         private func write<Result>(
             on connection: PostgresConnection, _ body: (inout StoreTransaction) throws -> Result
@@ -211,29 +262,6 @@
             }
         }
 
-        /// The writing connection, reconnecting (with back-off between failed attempts) when lost.
-        private func connectedWriter(_ state: inout WriterState) throws -> PostgresConnection {
-            if let connection = state.connection, connection.isConnected { return connection }
-            state.connection = nil
-            let now = ContinuousClock.now
-            guard now >= state.nextAttempt else {
-                throw PostgresStoreError(
-                    kind: .connectionLost, store: description,
-                    message: "the server is unreachable (\(state.lastFailure)); retrying with back-off")
-            }
-            do {
-                let connection = try PostgresConnection(url: shared.url, redact: shared.secrets.redact)
-                state.connection = connection
-                state.backoff = .milliseconds(50)
-                return connection
-            } catch let failure as PostgresConnection.Failure {
-                state.lastFailure = failure.message
-                state.nextAttempt = now + state.backoff
-                state.backoff = min(state.backoff * 2, .seconds(2))
-                throw PostgresStoreError(kind: .connectionLost, store: description, message: failure.message)
-            }
-        }
-
         /// Every namespace that holds at least one value in the database at `url`.
         ///
         /// ```swift
@@ -257,15 +285,4 @@
         }
     }
 
-    /// The writing connection and its reconnection back-off.
-    struct WriterState {
-        var connection: PostgresConnection?
-        var nextAttempt = ContinuousClock.now
-        var backoff: Duration = .milliseconds(50)
-        var lastFailure = ""
-
-        init(connection: PostgresConnection) {
-            self.connection = connection
-        }
-    }
 #endif

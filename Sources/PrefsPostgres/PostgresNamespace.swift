@@ -23,81 +23,30 @@
         var lastSeq: Int64 = 0
     }
 
-    /// What the store and its listening thread share: the cache, the observers, the connection
-    /// settings, and whether the server is reachable.
+    /// One store's namespace as this process sees it: its cache and observers.
+    ///
+    /// The store's writes and the server's hub (``PostgresHub``, which listens for every store of
+    /// the process) both bring changes here.
     final class Shared: Sendable {
-
-        let url: String
         let namespace: String
-        let secrets: ConnectionSecrets
         let cache = Locked(NamespaceCache())
         let observers = StoreObservers(label: "Postgres")
-        let state = Locked((stale: false, stopped: false))
+        /// Whether the hub has lost its listening connection since this store last caught up.
+        let stale = Locked(false)
         /// The namespace's own `NOTIFY` channel.
         let channel: String
         /// Notifications received and catch-ups run (the queries a listener makes), for tests
         /// and the benchmark.
         let activity = Locked((notifications: 0, catchUps: 0))
 
-        init(url: String, namespace: String, secrets: ConnectionSecrets) {
-            self.url = url
+        init(namespace: String) {
             self.namespace = namespace
-            self.secrets = secrets
             channel = PostgresNotification.channel(for: namespace)
-        }
-
-        // Signalled when the listening thread has finished.
-        private let finished = DispatchSemaphore(value: 0)
-
-        /// Stops listening and waits (briefly) for the thread to end, so that no thread is still using
-        /// libpq while the process exits.
-        func stop() {
-            state.withLock { $0.stopped = true }
-            _ = finished.wait(timeout: .now() + 2)
-        }
-
-        /// Listens on its own connection and thread until stopped: applies other instances' changes
-        /// to the cache, and after a lost connection reconnects with back-off and catches up.
-        func startListening() {
-            let thread = Thread { [self] in
-                listen()
-                finished.signal()
-            }
-            thread.name = "prefs.postgres.listen"
-            thread.start()
-        }
-
-        private func listen() {
-            var connection: PostgresConnection?
-            var backoff: Duration = .milliseconds(50)
-            while !state.withLock({ $0.stopped }) {
-                do {
-                    if connection == nil {
-                        let fresh = try PostgresConnection(url: url, redact: secrets.redact)
-                        // The channel is `prefs_` and hex digits: safe to write into the statement.
-                        try fresh.run("LISTEN \(channel)")
-                        connection = fresh
-                        // NOTIFY does not replay: what changed before LISTEN took effect (since the
-                        // store first loaded, or while the server was away) is found by catching up.
-                        try catchUp(using: fresh)
-                        backoff = .milliseconds(50)
-                        state.withLock { $0.stale = false }
-                    }
-                    guard let live = connection else { continue }
-                    let notifications = try live.notifications(waitingUpTo: .milliseconds(100))
-                    try receive(notifications.filter { $0.channel == channel }.map(\.payload), using: live)
-                } catch {
-                    connection = nil
-                    state.withLock { $0.stale = true }
-                    Thread.sleep(forTimeInterval: backoff.seconds)
-                    backoff = min(backoff * 2, .seconds(2))
-                }
-            }
         }
 
         /// Applies the rows that notifications carry, in the order they arrived (commit order);
         /// reads the rows instead when a notification does not carry them.
-        private func receive(_ payloads: [String], using connection: PostgresConnection) throws {
+        func receive(_ payloads: [String], using connection: PostgresConnection) throws {
             guard !payloads.isEmpty else { return }
             activity.withLock { $0.notifications += payloads.count }
             for payload in payloads {

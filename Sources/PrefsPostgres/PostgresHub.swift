@@ -1,0 +1,256 @@
+#if PREFS_POSTGRESQL
+    import Foundation
+    import Prefs
+
+    /// What every `PostgresStore` of this process on one server shares: one connection that
+    /// listens for all their namespaces, on one thread, and one connection that writes.
+    ///
+    /// A store used to hold two connections of its own, so a fleet of instances with a few stores
+    /// each ran out of PostgreSQL's `max_connections` (100 by default) at a few dozen instances. A
+    /// process now holds at most two connections per server (per connection string), whatever
+    /// the number of stores and namespaces:
+    ///
+    /// - **Listening.** One thread `LISTEN`s on the channel of every namespace a store of this
+    ///   process uses (`LISTEN` when the first store of a namespace arrives, `UNLISTEN` when the
+    ///   last goes) and hands each notification to the stores of its namespace. After a lost
+    ///   connection it reconnects with back-off, and every store catches up (the server does not
+    ///   replay notifications).
+    /// - **Writing.** Transactions of all stores run on one connection, one at a time (a
+    ///   transaction holds it from `BEGIN` to `COMMIT`). A transaction started inside another's
+    ///   body on this thread (on another store of the server) runs on a short-lived connection of
+    ///   its own: waiting for the shared one would wait for itself.
+    ///
+    /// The hub lives while a store uses it; the last store to go closes both connections.
+    final class PostgresHub: @unchecked Sendable {
+        let url: String
+        let secrets: ConnectionSecrets
+        /// The writing connection, shared by every transaction of the process on this server.
+        let writer: TransactionLock<WriterState>
+
+        /// The stores listening, by channel, and whether the listening thread must stop.
+        private struct Membership {
+            var stores: [String: [ObjectIdentifier: Shared]] = [:]
+            /// Stores that joined since the listening thread last looked: each catches up once its
+            /// channel is listened to.
+            var joined: [Shared] = []
+            var stopped = false
+        }
+        private let membership = Locked(Membership())
+        /// A pipe whose reading end ends the listening thread's wait when membership changes.
+        private let wakePipe: (read: Int32, write: Int32)
+        private let finished = DispatchSemaphore(value: 0)
+
+        // MARK: - One hub per server
+
+        private static let hubs = Locked<[String: (hub: PostgresHub, users: Int)]>([:])
+
+        /// The hub for `url`, made (and its thread started) for the first store on it.
+        ///
+        /// Every call is paired with ``release()``.
+        static func acquire(url: String, secrets: ConnectionSecrets, store: String) -> PostgresHub {
+            hubs.withLock { hubs in
+                if let entry = hubs[url] {
+                    hubs[url] = (entry.hub, entry.users + 1)
+                    return entry.hub
+                }
+                let hub = PostgresHub(url: url, secrets: secrets, store: store)
+                hubs[url] = (hub, 1)
+                hub.start()
+                return hub
+            }
+        }
+
+        /// Lets go of the hub; the last user stops its thread and closes its connections.
+        func release() {
+            let last = Self.hubs.withLock { hubs in
+                guard let entry = hubs[url], entry.hub === self else { return false }
+                if entry.users > 1 {
+                    hubs[url] = (self, entry.users - 1)
+                    return false
+                }
+                hubs[url] = nil
+                return true
+            }
+            guard last else { return }
+            membership.withLock { $0.stopped = true }
+            wake()
+            // Briefly: no thread should still be using libpq while the process exits.
+            _ = finished.wait(timeout: .now() + 2)
+            writer.closeConnection()
+        }
+
+        private init(url: String, secrets: ConnectionSecrets, store: String) {
+            self.url = url
+            self.secrets = secrets
+            writer = TransactionLock(
+                WriterState(), store: "PostgreSQL (\(secrets.safeDescription))", timeout: .seconds(30))
+            var descriptors: [Int32] = [-1, -1]
+            if pipe(&descriptors) == 0 {
+                for descriptor in descriptors {
+                    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+                    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                }
+            }
+            wakePipe = (descriptors[0], descriptors[1])
+        }
+
+        deinit {
+            if wakePipe.read >= 0 { close(wakePipe.read) }
+            if wakePipe.write >= 0 { close(wakePipe.write) }
+        }
+
+        // MARK: - Stores joining and leaving
+
+        /// Starts delivering `shared`'s namespace to it: its channel is listened to, then it
+        /// catches up with what was written since it loaded.
+        func join(_ shared: Shared) {
+            membership.withLock { membership in
+                membership.stores[shared.channel, default: [:]][ObjectIdentifier(shared)] = shared
+                membership.joined.append(shared)
+            }
+            wake()
+        }
+
+        /// Stops delivering to `shared` (its channel is no longer listened to when it was the last).
+        func leave(_ shared: Shared) {
+            membership.withLock { membership in
+                membership.stores[shared.channel]?[ObjectIdentifier(shared)] = nil
+                if membership.stores[shared.channel]?.isEmpty == true {
+                    membership.stores[shared.channel] = nil
+                }
+                membership.joined.removeAll { $0 === shared }
+            }
+            wake()
+        }
+
+        private func wake() {
+            var byte: UInt8 = 1
+            _ = write(wakePipe.write, &byte, 1)
+        }
+
+        private func drainWakePipe() {
+            var bytes = [UInt8](repeating: 0, count: 64)
+            while read(wakePipe.read, &bytes, bytes.count) > 0 {}
+        }
+
+        // MARK: - Listening
+
+        private func start() {
+            let thread = Thread { [self] in
+                listen()
+                finished.signal()
+            }
+            thread.name = "prefs.postgres.listen"
+            thread.start()
+        }
+
+        private func listen() {
+            var connection: PostgresConnection?
+            var listening: Set<String> = []
+            var backoff: Duration = .milliseconds(50)
+            while !membership.withLock({ $0.stopped }) {
+                do {
+                    var reconnected = false
+                    if connection == nil {
+                        connection = try PostgresConnection(url: url, redact: secrets.redact)
+                        listening = []
+                        reconnected = true
+                    }
+                    guard let live = connection else { continue }
+                    // One look at the membership: the channels to listen to and the stores to catch
+                    // up come from the same moment, so a store catches up once, after its channel
+                    // is listened to (a store joining later is in the next look).
+                    let (channels, joined, everyone) = membership.withLock { membership in
+                        defer { membership.joined = [] }
+                        return (
+                            Set(membership.stores.keys), membership.joined,
+                            membership.stores.values.flatMap(\.values)
+                        )
+                    }
+                    // The channels are `prefs_` and hex digits: safe to write into the statements.
+                    for channel in channels.subtracting(listening) { try live.run("LISTEN \(channel)") }
+                    for channel in listening.subtracting(channels) { try live.run("UNLISTEN \(channel)") }
+                    listening = channels
+                    // NOTIFY does not replay: after a reconnection every store reads what it missed.
+                    for shared in reconnected ? everyone : joined {
+                        try shared.catchUp(using: live)
+                        shared.stale.withLock { $0 = false }
+                    }
+                    backoff = .milliseconds(50)
+                    let notifications = try live.notifications(
+                        waitingUpTo: .milliseconds(500), wake: wakePipe.read)
+                    drainWakePipe()
+                    try deliver(notifications, using: live)
+                } catch {
+                    connection = nil
+                    for shared in members() { shared.stale.withLock { $0 = true } }
+                    Thread.sleep(forTimeInterval: backoff.seconds)
+                    backoff = min(backoff * 2, .seconds(2))
+                }
+            }
+        }
+
+        /// Every store listening.
+        private func members() -> [Shared] {
+            membership.withLock { $0.stores.values.flatMap(\.values) }
+        }
+
+        /// Hands each notification's payload to the stores of its channel, in arrival (commit)
+        /// order per store.
+        private func deliver(
+            _ notifications: [(channel: String, payload: String)], using connection: PostgresConnection
+        ) throws {
+            guard !notifications.isEmpty else { return }
+            var payloads: [String: [String]] = [:]
+            for notification in notifications {
+                payloads[notification.channel, default: []].append(notification.payload)
+            }
+            for (channel, payloads) in payloads {
+                let stores = membership.withLock { Array(($0.stores[channel] ?? [:]).values) }
+                for shared in stores { try shared.receive(payloads, using: connection) }
+            }
+        }
+    }
+
+    /// The writing connection and its reconnection back-off.
+    struct WriterState {
+        var connection: PostgresConnection?
+        /// Whether the table was created or checked on this server by this process.
+        var schemaReady = false
+        var nextAttempt = ContinuousClock.now
+        var backoff: Duration = .milliseconds(50)
+        var lastFailure = ""
+    }
+
+    extension PostgresHub {
+        /// The writing connection, reconnecting (with back-off between failed attempts) when lost.
+        func connectedWriter(_ state: inout WriterState, store: String) throws -> PostgresConnection {
+            if let connection = state.connection, connection.isConnected { return connection }
+            state.connection = nil
+            let now = ContinuousClock.now
+            guard now >= state.nextAttempt else {
+                throw PostgresStoreError(
+                    kind: .connectionLost, store: store,
+                    message: "the server is unreachable (\(state.lastFailure)); retrying with back-off")
+            }
+            do {
+                let connection = try PostgresConnection(url: url, redact: secrets.redact)
+                state.connection = connection
+                state.backoff = .milliseconds(50)
+                return connection
+            } catch let failure as PostgresConnection.Failure {
+                state.lastFailure = failure.message
+                state.nextAttempt = now + state.backoff
+                state.backoff = min(state.backoff * 2, .seconds(2))
+                throw PostgresStoreError(kind: .connectionLost, store: store, message: failure.message)
+            }
+        }
+    }
+
+    extension TransactionLock where State == WriterState {
+        /// Closes the writing connection (the last store on the server went).
+        func closeConnection() {
+            _ = try? withLock(during: "closing") { $0.connection = nil }
+        }
+    }
+#endif
