@@ -47,10 +47,18 @@
 
         var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
 
+        /// The statements prepared on this connection, by their SQL, and the names they have.
+        private var preparedNames: [String: String] = [:]
+
         /// Runs one statement with text and binary parameters; returns the rows, each column's bytes
         /// (`nil` for NULL), in binary result format.
+        ///
+        /// `prepared` statements are parsed and planned by the server once per connection, then
+        /// only executed: the statements of every write and every catch-up are, which halves the
+        /// server's work for a write.
         @discardableResult
-        func run(_ sql: String, _ parameters: [Parameter] = []) throws -> [[Data?]] {
+        func run(_ sql: String, _ parameters: [Parameter] = [], prepared: Bool = false) throws -> [[Data?]] {
+            let name = prepared ? try prepare(sql, parameterCount: parameters.count) : nil
             // libpq wants C strings or byte buffers that live through the call.
             let buffers: [Data?] = parameters.map { parameter in
                 switch parameter {
@@ -81,19 +89,15 @@
             }
             defer { for pointer in pointers { pointer?.deallocate() } }
             let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-                PQexecParams(
+                if let name {
+                    return PQexecPrepared(
+                        handle, name, Int32(parameters.count), values.baseAddress, lengths, formats, 1)
+                }
+                return PQexecParams(
                     handle, sql, Int32(parameters.count), nil, values.baseAddress, lengths, formats, 1)
             }
             defer { PQclear(result) }
-            let status = PQresultStatus(result)
-            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-                let detail =
-                    result.map { String(cString: PQresultErrorMessage($0)) }
-                    ?? String(cString: PQerrorMessage(handle))
-                throw Failure(
-                    message: redact(detail.trimmingCharacters(in: .whitespacesAndNewlines)),
-                    connectionLost: !isConnected)
-            }
+            try check(result)
             var rows: [[Data?]] = []
             for row in 0..<PQntuples(result) {
                 rows.append(
@@ -105,6 +109,30 @@
                     })
             }
             return rows
+        }
+
+        /// The name of `sql` prepared on this connection, preparing it the first time.
+        private func prepare(_ sql: String, parameterCount: Int) throws -> String {
+            if let name = preparedNames[sql] { return name }
+            let name = "prefs_\(preparedNames.count)"
+            let result = PQprepare(handle, name, sql, Int32(parameterCount), nil)
+            defer { PQclear(result) }
+            try check(result)
+            preparedNames[sql] = name
+            return name
+        }
+
+        /// Throws the server's or libpq's message unless `result` is a success.
+        private func check(_ result: OpaquePointer?) throws {
+            let status = PQresultStatus(result)
+            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+                let detail =
+                    result.map { String(cString: PQresultErrorMessage($0)) }
+                    ?? String(cString: PQerrorMessage(handle))
+                throw Failure(
+                    message: redact(detail.trimmingCharacters(in: .whitespacesAndNewlines)),
+                    connectionLost: !isConnected)
+            }
         }
 
         enum Parameter {

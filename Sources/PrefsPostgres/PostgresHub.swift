@@ -12,13 +12,16 @@
     ///
     /// - **Listening.** One thread `LISTEN`s on the channel of every namespace a store of this
     ///   process uses (`LISTEN` when the first store of a namespace arrives, `UNLISTEN` when the
-    ///   last goes) and hands each notification to the stores of its namespace. After a lost
-    ///   connection it reconnects with back-off, and every store catches up (the server does not
-    ///   replay notifications).
-    /// - **Writing.** Transactions of all stores run on one connection, one at a time (a
-    ///   transaction holds it from `BEGIN` to `COMMIT`). A transaction started inside another's
-    ///   body on this thread (on another store of the server) runs on a short-lived connection of
-    ///   its own: waiting for the shared one would wait for itself.
+    ///   last goes) and hands each notification to the stores of its namespace. A store that opens
+    ///   is loaded on this connection too, right after its channel is listened to (so nothing
+    ///   written meanwhile is missed); the table is created or checked there first. After a lost
+    ///   connection the thread reconnects with back-off, and every store catches up (the server
+    ///   does not replay notifications).
+    /// - **Writing.** Transactions of all stores run on one connection, opened by the first
+    ///   write, one at a time (a transaction holds it from `BEGIN` to `COMMIT`). A process that
+    ///   only reads and observes holds the listening connection alone. A transaction started
+    ///   inside another's body on this thread (on another store of the server) runs on a
+    ///   short-lived connection of its own: waiting for the shared one would wait for itself.
     ///
     /// The hub lives while a store uses it; the last store to go closes both connections.
     final class PostgresHub: @unchecked Sendable {
@@ -30,10 +33,37 @@
         /// The stores listening, by channel, and whether the listening thread must stop.
         private struct Membership {
             var stores: [String: [ObjectIdentifier: Shared]] = [:]
-            /// Stores that joined since the listening thread last looked: each catches up once its
-            /// channel is listened to.
-            var joined: [Shared] = []
+            /// Stores opening: each is loaded once its channel is listened to, then told.
+            var joining: [Joining] = []
             var stopped = false
+        }
+
+        /// A store waiting to be loaded by the listening thread.
+        private final class Joining: @unchecked Sendable {
+            let shared: Shared
+            private let done = DispatchSemaphore(value: 0)
+            private let outcome = Locked<(any Error)??>(nil)
+
+            init(_ shared: Shared) { self.shared = shared }
+
+            /// Tells the waiting store how its load ended (the first call only).
+            func finish(_ error: (any Error)?) {
+                let first = outcome.withLock { outcome in
+                    guard outcome == nil else { return false }
+                    outcome = .some(error)
+                    return true
+                }
+                if first { done.signal() }
+            }
+
+            /// Waits for the load; throws its failure.
+            func wait() throws {
+                guard done.wait(timeout: .now() + 60) == .success else {
+                    throw PostgresConnection.Failure(
+                        message: "the server did not answer within 60 seconds", connectionLost: true)
+                }
+                if case .some(.some(let error)) = outcome.withLock({ $0 }) { throw error }
+            }
         }
         private let membership = Locked(Membership())
         /// A pipe whose reading end ends the listening thread's wait when membership changes.
@@ -47,13 +77,13 @@
         /// The hub for `url`, made (and its thread started) for the first store on it.
         ///
         /// Every call is paired with ``release()``.
-        static func acquire(url: String, secrets: ConnectionSecrets, store: String) -> PostgresHub {
+        static func acquire(url: String, secrets: ConnectionSecrets) -> PostgresHub {
             hubs.withLock { hubs in
                 if let entry = hubs[url] {
                     hubs[url] = (entry.hub, entry.users + 1)
                     return entry.hub
                 }
-                let hub = PostgresHub(url: url, secrets: secrets, store: store)
+                let hub = PostgresHub(url: url, secrets: secrets)
                 hubs[url] = (hub, 1)
                 hub.start()
                 return hub
@@ -79,7 +109,7 @@
             writer.closeConnection()
         }
 
-        private init(url: String, secrets: ConnectionSecrets, store: String) {
+        private init(url: String, secrets: ConnectionSecrets) {
             self.url = url
             self.secrets = secrets
             writer = TransactionLock(
@@ -101,14 +131,19 @@
 
         // MARK: - Stores joining and leaving
 
-        /// Starts delivering `shared`'s namespace to it: its channel is listened to, then it
-        /// catches up with what was written since it loaded.
-        func join(_ shared: Shared) {
-            membership.withLock { membership in
-                membership.stores[shared.channel, default: [:]][ObjectIdentifier(shared)] = shared
-                membership.joined.append(shared)
-            }
+        /// Loads `shared`'s namespace on the listening connection, once its channel is listened
+        /// to, and from then on delivers its changes; throws when the server cannot be reached or
+        /// the table cannot be used (the store is then not a member).
+        func join(_ shared: Shared) throws {
+            let joining = Joining(shared)
+            membership.withLock { $0.joining.append(joining) }
             wake()
+            do {
+                try joining.wait()
+            } catch {
+                leave(shared)
+                throw error
+            }
         }
 
         /// Stops delivering to `shared` (its channel is no longer listened to when it was the last).
@@ -118,7 +153,7 @@
                 if membership.stores[shared.channel]?.isEmpty == true {
                     membership.stores[shared.channel] = nil
                 }
-                membership.joined.removeAll { $0 === shared }
+                membership.joining.removeAll { $0.shared === shared }
             }
             wake()
         }
@@ -149,32 +184,49 @@
             var listening: Set<String> = []
             var backoff: Duration = .milliseconds(50)
             while !membership.withLock({ $0.stopped }) {
+                // One look at the membership: the channels to listen to and the stores to load
+                // come from the same moment, so a store is read once, after its channel is
+                // listened to (one joining later is in the next look).
+                let joining = membership.withLock { membership in
+                    defer { membership.joining = [] }
+                    for joining in membership.joining {
+                        membership.stores[joining.shared.channel, default: [:]][
+                            ObjectIdentifier(joining.shared)] =
+                            joining.shared
+                    }
+                    return membership.joining
+                }
                 do {
                     var reconnected = false
                     if connection == nil {
-                        connection = try PostgresConnection(url: url, redact: secrets.redact)
+                        let fresh = try PostgresConnection(url: url, redact: secrets.redact)
+                        try Schema.prepare(fresh)
+                        connection = fresh
                         listening = []
                         reconnected = true
                     }
                     guard let live = connection else { continue }
-                    // One look at the membership: the channels to listen to and the stores to catch
-                    // up come from the same moment, so a store catches up once, after its channel
-                    // is listened to (a store joining later is in the next look).
-                    let (channels, joined, everyone) = membership.withLock { membership in
-                        defer { membership.joined = [] }
-                        return (
-                            Set(membership.stores.keys), membership.joined,
-                            membership.stores.values.flatMap(\.values)
-                        )
+                    let (channels, everyone) = membership.withLock { membership in
+                        (Set(membership.stores.keys), membership.stores.values.flatMap(\.values))
                     }
                     // The channels are `prefs_` and hex digits: safe to write into the statements.
                     for channel in channels.subtracting(listening) { try live.run("LISTEN \(channel)") }
                     for channel in listening.subtracting(channels) { try live.run("UNLISTEN \(channel)") }
                     listening = channels
                     // NOTIFY does not replay: after a reconnection every store reads what it missed.
-                    for shared in reconnected ? everyone : joined {
+                    let opening = Set(joining.map { ObjectIdentifier($0.shared) })
+                    for shared in reconnected ? everyone : []
+                    where !opening.contains(ObjectIdentifier(shared)) {
                         try shared.catchUp(using: live)
                         shared.stale.withLock { $0 = false }
+                    }
+                    for joining in joining {
+                        do {
+                            try joining.shared.load(using: live)
+                            joining.finish(nil)
+                        } catch let failure as PostgresConnection.Failure where !failure.connectionLost {
+                            joining.finish(failure)
+                        }
                     }
                     backoff = .milliseconds(50)
                     let notifications = try live.notifications(
@@ -183,6 +235,9 @@
                     try deliver(notifications, using: live)
                 } catch {
                     connection = nil
+                    // A store opening now fails at once (its `init` throws); the others serve
+                    // what they have, marked stale, and catch up after reconnecting.
+                    for joining in joining { joining.finish(error) }
                     for shared in members() { shared.stale.withLock { $0 = true } }
                     Thread.sleep(forTimeInterval: backoff.seconds)
                     backoff = min(backoff * 2, .seconds(2))
@@ -215,8 +270,6 @@
     /// The writing connection and its reconnection back-off.
     struct WriterState {
         var connection: PostgresConnection?
-        /// Whether the table was created or checked on this server by this process.
-        var schemaReady = false
         var nextAttempt = ContinuousClock.now
         var backoff: Duration = .milliseconds(50)
         var lastFailure = ""

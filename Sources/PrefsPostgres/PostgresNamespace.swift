@@ -69,15 +69,17 @@
             let after = cache.withLock { $0.lastSeq }
             let result = try connection.run(
                 "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 AND seq > $2 ORDER BY seq",
-                [.text(namespace), .int64(after)])
+                [.text(namespace), .int64(after)], prepared: true)
             apply(rows(result))
         }
 
-        /// Reads every row of the namespace (tombstones too, for their sequence numbers).
+        /// Reads every row of the namespace (tombstones too, for their sequence numbers; rows of a
+        /// first-release table all have number 0).
         func load(using connection: PostgresConnection) throws {
+            activity.withLock { $0.catchUps += 1 }
             let result = try connection.run(
                 "SELECT key, value, seq FROM prefs_entries WHERE namespace = $1 ORDER BY seq",
-                [.text(namespace)])
+                [.text(namespace)], prepared: true)
             apply(rows(result))
         }
 

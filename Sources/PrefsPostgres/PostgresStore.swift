@@ -81,34 +81,14 @@
             writer = TransactionLock((), store: description, timeout: .seconds(30))
             // Every store of this process on the server shares one listening and one writing
             // connection (see `PostgresHub`).
-            hub = PostgresHub.acquire(url: url, secrets: secrets, store: description)
+            hub = PostgresHub.acquire(url: url, secrets: secrets)
             do {
-                try hub.writer.withLock(during: "opening \(description)") { state in
-                    let connection = try hub.connectedWriter(&state, store: description)
-                    do {
-                        if !state.schemaReady {
-                            try Schema.prepare(connection)
-                            state.schemaReady = true
-                        }
-                        try shared.load(using: connection)
-                    } catch let failure as PostgresConnection.Failure {
-                        if failure.connectionLost { state.connection = nil }
-                        throw failure
-                    }
-                }
-            } catch let failure as PostgresConnection.Failure {
+                try hub.join(shared)
+            } catch {
                 hub.release()
-                throw PostgresStoreError(
-                    kind: .connectionFailed, store: description, message: failure.message)
-            } catch let error as PostgresStoreError {
-                hub.release()
-                throw PostgresStoreError(kind: .connectionFailed, store: description, message: error.message)
-            } catch let timeout as TransactionTimeoutError {
-                hub.release()
-                throw PostgresStoreError(
-                    kind: .connectionFailed, store: description, message: timeout.description)
+                let message = (error as? PostgresConnection.Failure)?.message ?? "\(error)"
+                throw PostgresStoreError(kind: .connectionFailed, store: description, message: message)
             }
-            hub.join(shared)
         }
 
         deinit {
@@ -206,7 +186,8 @@
             on connection: PostgresConnection, _ body: (inout StoreTransaction) throws -> Result
         ) throws -> Result {
             try connection.run("BEGIN")
-            try connection.run("SELECT pg_advisory_xact_lock(hashtext($1))", [.text(namespace)])
+            try connection.run(
+                "SELECT pg_advisory_xact_lock(hashtext($1))", [.text(namespace)], prepared: true)
             // Holding the namespace's lock, nobody else commits to it: after catching up, the cache
             // is exactly the namespace, and the transaction reads it.
             try shared.catchUp(using: connection)
@@ -223,7 +204,10 @@
             try PropertyListValue.checkNesting(of: writes)
             for key in writes.keys { try validate(key) }
             // Taken under the namespace's lock, so sequence numbers grow in commit order.
-            guard let seq = try firstCell(connection.run("SELECT nextval('prefs_seq')")).flatMap(int64) else {
+            guard
+                let seq = try firstCell(connection.run("SELECT nextval('prefs_seq')", prepared: true))
+                    .flatMap(int64)
+            else {
                 throw PostgresConnection.Failure(message: "nextval returned no number", connectionLost: false)
             }
             for (key, value) in writes {
@@ -235,7 +219,7 @@
                     [
                         .text(namespace), .text(key.name), value.map { .bytes($0.binaryEncoded()) } ?? .null,
                         .int64(seq),
-                    ])
+                    ], prepared: true)
             }
             // Delivered to the namespace's listeners when the transaction commits, with the rows
             // when they fit (listeners then make no query), else asking them to read the rows.
@@ -244,7 +228,7 @@
                 [
                     .text(shared.channel),
                     .text(PostgresNotification.payload(namespace: namespace, seq: seq, rows: writes)),
-                ])
+                ], prepared: true)
             shared.beginLocalCommit(seq)
             defer { shared.endLocalCommit() }
             try connection.run("COMMIT")

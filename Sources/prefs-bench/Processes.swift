@@ -105,6 +105,12 @@ enum Processes {
                 usleep(20_000)
             }
         #if PREFS_POSTGRESQL
+            case "pg-fleet-observer":
+                try PostgresFleet.observe(
+                    url: arguments[1], namespace: arguments[2], writes: Int(arguments[3]) ?? 0)
+            case "pg-fleet-writer":
+                try PostgresFleet.write(
+                    url: arguments[1], namespace: arguments[2], writes: Int(arguments[3]) ?? 0)
             case "pg-stamp-writer":
                 let store = try PostgresStore(url: arguments[1], namespace: arguments[2])
                 for _ in 0..<(Int(arguments[3]) ?? 0) {
@@ -159,10 +165,18 @@ enum Processes {
         if remaining > 0 { usleep(UInt32(remaining * 1_000_000)) }
     }
 
-    static func startWithOutput(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    /// Starts a child mode with its output on a pipe; `environment` is added to this process's,
+    /// and `input`, when given, becomes its standard input.
+    static func startWithOutput(
+        _ arguments: [String], environment: [String: String] = [:], input: Pipe? = nil
+    ) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         process.arguments = ["--child"] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        if let input { process.standardInput = input }
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -1,6 +1,6 @@
 // prefs-bench: Prefs measured against the baselines a user would otherwise pick, in the same run.
 //
-//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]
+//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]
 //
 // Every figure is the median of several repetitions; ratios compare figures measured side by side.
 import Foundation
@@ -76,7 +76,7 @@ enum Report {
     }
 }
 
-func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: String?) throws {
+func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: String?, fleet: Int?) throws {
     let sizes = quick ? Sizes.quick : Sizes.full
     let workloads = Workloads(sizes: sizes)
     let progress = { (text: String) in if !json { FileHandle.standardError.write(Data("… \(text)\n".utf8)) } }
@@ -256,6 +256,10 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
     if let postgresURL {
         #if PREFS_POSTGRESQL
             metrics += try postgresMetrics(url: postgresURL, sizes: sizes, progress: progress)
+            if let fleet {
+                metrics += try fleetMetrics(
+                    url: postgresURL, listeners: fleet, quick: quick, progress: progress)
+            }
         #else
             throw BenchError(
                 "this prefs-bench was built without PostgreSQL support (on macOS: --traits PostgreSQL)")
@@ -289,6 +293,7 @@ var quick = false
 var json = false
 var plotPath: String?
 var postgresURL: String?
+var fleet: Int?
 var remaining = arguments[...]
 while let argument = remaining.popFirst() {
     switch argument {
@@ -306,13 +311,19 @@ while let argument = remaining.popFirst() {
             exit(64)
         }
         postgresURL = url
+    case "--fleet":
+        guard let count = remaining.popFirst().flatMap({ Int($0) }), count > 0 else {
+            FileHandle.standardError.write(Data("prefs-bench: --fleet needs a number of processes\n".utf8))
+            exit(64)
+        }
+        fleet = count
     case "--help", "-h":
-        print("usage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]")
+        print("usage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]")
         exit(0)
     default:
         FileHandle.standardError.write(
             Data(
-                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL]\n"
+                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]\n"
                     .utf8))
         exit(64)
     }
@@ -321,7 +332,10 @@ while let argument = remaining.popFirst() {
 // Every UserDefaults suite here is named by an absolute path in the scratch folder, so Foundation
 // keeps it there (Foundation on Linux reads XDG_CONFIG_HOME only at launch).
 do {
-    try runBenchmarks(quick: quick, json: json, plotPath: plotPath, postgresURL: postgresURL)
+    if fleet != nil && postgresURL == nil {
+        throw BenchError("--fleet needs --postgres URL")
+    }
+    try runBenchmarks(quick: quick, json: json, plotPath: plotPath, postgresURL: postgresURL, fleet: fleet)
     Scratch.remove()
 } catch {
     Scratch.remove()
@@ -357,5 +371,36 @@ do {
                     "PostgresStore write (transaction, advisory lock, NOTIFY) ÷ raw libpq upsert; baseline in ns",
                 baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: nil))
         return metrics
+    }
+
+    /// The fleet figures: `listeners` observing processes and one writer on the server at `url`.
+    func fleetMetrics(url: String, listeners: Int, quick: Bool, progress: (String) -> Void) throws -> [Metric]
+    {
+        progress("PostgreSQL fleet: \(listeners) observing processes, one writing every 5 ms")
+        let writes = quick ? 400 : 2_000
+        let fleet = try PostgresFleet.run(url: url, listeners: listeners, writes: writes)
+        return [
+            Metric(
+                key: "postgres_connections_per_process",
+                what: "server connections of each fleet process (three stores on three namespaces each)",
+                baseline: nil, value: fleet.connectionsPerProcess, unit: "", goal: .atMost(2)),
+            Metric(
+                key: "postgres_server_cpu_ms_per_write",
+                what:
+                    "CPU time of every postgres process on this machine per write, with \(listeners) listening processes",
+                baseline: nil, value: fleet.serverCPUMillisecondsPerWrite, unit: "ms", goal: .atMost(0.5)),
+            Metric(
+                key: "postgres_fleet_propagation_ms_p50",
+                what:
+                    "a write until each of the \(listeners) observers sees it (\(fleet.latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(fleet.latencies, 0.5), unit: "ms", goal: nil),
+            Metric(
+                key: "postgres_fleet_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(fleet.latencies, 0.99), unit: "ms", goal: .atMost(20)),
+            Metric(
+                key: "postgres_fleet_complete",
+                what: "fraction of observers that saw all \(writes) writes, in commit order",
+                baseline: nil, value: fleet.complete, unit: "fraction", goal: .equals(1)),
+        ]
     }
 #endif

@@ -35,6 +35,9 @@
                     if change.values["n"] != nil { seen.withLock { $0["\(index)", default: 0] += 1 } }
                 }
             }
+            #expect(
+                try clientConnections(server) == 1,
+                "reading and observing take the listening connection alone")
             // Each namespace written by its first store: its second store (same process, same
             // connections) and only it hears the change.
             for (index, store) in stores.enumerated() where index % 2 == 0 {
