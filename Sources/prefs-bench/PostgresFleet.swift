@@ -4,9 +4,10 @@
     import Prefs
     import PrefsPostgres
 
-    /// `--fleet N`: one service run as N instances on one PostgreSQL server. N observer processes
-    /// (each with two more stores on other namespaces, as a service has several) observe one
-    /// namespace while one process writes a key every 5 ms.
+    /// The `--fleet N` workload: one service run as N instances on one PostgreSQL server.
+    ///
+    /// N observer processes (each with two more stores on other namespaces, as a service has
+    /// several) observe one namespace while one process writes a key every 5 ms.
     ///
     /// Measured: connections per process (from `pg_stat_activity`, each process named by
     /// `PGAPPNAME`), the server's CPU time per write (the `schedstat` of every `postgres` process,
