@@ -21,6 +21,8 @@
     ///   `PostgresNotification`), on loopback in milliseconds, and reach `changes(of:)` and `observe`; a
     ///   cached value is only ever replaced by a newer commit, so each key's values reach observers
     ///   in commit order.
+    /// - **Connections.** Every store of a process on one server shares one listening connection
+    ///   and one writing connection (opened by the first write): see `PostgresHub`.
     /// - **Writes** are committed before they return. `update` runs in one transaction that holds a
     ///   per-namespace advisory lock and reads from the database, so it is atomic across every
     ///   process and machine on the namespace.

@@ -70,10 +70,51 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test(arguments: [(SQLiteStore.Durability.powerSafe, Int64(1)), (.committed, 0)])
     func powerSafeAsksForFullSync(durability: SQLiteStore.Durability, expected: Int64) throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(durability: durability))
-        let connection = try store.core.withDatabase(during: "a test") { $0.connection }
-        #expect(try connection.integer("PRAGMA fullfsync") == expected)
-        #expect(try connection.integer("PRAGMA checkpoint_fullfsync") == expected)
+        for _ in 0..<2 {
+            let (full, checkpoint) = try store.core.withDatabase(during: "a test") { database in
+                (
+                    try database.connection.integer("PRAGMA fullfsync"),
+                    try database.connection.integer("PRAGMA checkpoint_fullfsync")
+                )
+            }
+            #expect(full == expected)
+            #expect(checkpoint == expected)
+        }
     }
+
+    #if os(Linux)
+        /// Item 8: between calls a `SQLiteStore` holds no lock on its SQLite files.
+        ///
+        /// An open WAL connection would keep a shared lock on `-shm` and on the database, and iOS
+        /// terminates an app suspended with a file lock in an App Group container. Read from
+        /// `/proc/locks` after writes and a checkpoint.
+        @Test func betweenCallsNoSQLiteFileIsLocked() throws {
+            let path = TestFiles.uniquePath("suspension")
+            let store = try SQLiteStore(path: path)
+            for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            try store.flush()
+            try store.setValue(.string("after"), forKey: "last")
+            #expect(store.value(forKey: "last") == .string("after"))
+            func inode(_ file: String) -> UInt64? {
+                var info = stat()
+                return stat(file, &info) == 0 ? UInt64(info.st_ino) : nil
+            }
+            let inodes = Set(["", "-wal", "-shm"].compactMap { inode(path + $0) })
+            let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+            let held = locks.split(separator: "\n").filter { line in
+                // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128": pid, then device:inode.
+                let fields = line.split(separator: " ")
+                guard fields.count >= 6, let pid = Int32(fields[4]), pid == getpid(),
+                    let found = fields[5].split(separator: ":").last.flatMap({ UInt64($0) })
+                else { return false }
+                return inodes.contains(found)
+            }
+            #expect(held.isEmpty, "locks held between calls: \(held)")
+            // And the next checkpoint opens the connection again.
+            try store.flush()
+            #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("after"))
+        }
+    #endif
 
     /// Item 9: a domain that does not exist yet is not marked as moved in, so it moves once it
     /// exists.

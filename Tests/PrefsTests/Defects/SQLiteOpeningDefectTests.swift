@@ -61,11 +61,12 @@ import Testing
     /// `Int32` lengths (it used to trap converting the size).
     @Test func aValueOverTwoGigabytesIsTooLarge() throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath())
-        let connection = try store.core.withDatabase(during: "a test") { $0.connection }
         // `Data(count:)` maps zeroed pages lazily: nothing touches these 2 GiB.
         let huge = Data(count: Int(Int32.max) + 1)
         #expect {
-            try store.core.perform { try connection.run("SELECT length(?1)", [.blob(huge)]) }
+            try store.core.withDatabase(during: "a test") { database in
+                try store.core.perform { try database.connection.run("SELECT length(?1)", [.blob(huge)]) }
+            }
         } throws: { error in
             (error as? SQLiteStoreError)?.kind == .tooLarge
         }
@@ -79,7 +80,12 @@ import Testing
     ])
     func busyTimeoutKeepsMilliseconds(timeout: Duration, milliseconds: Int64) throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(busyTimeout: timeout))
-        let connection = try store.core.withDatabase(during: "a test") { $0.connection }
-        #expect(try connection.integer("PRAGMA busy_timeout") == milliseconds)
+        // Each use of the connection opens it anew, configured as the first.
+        for _ in 0..<2 {
+            let found = try store.core.withDatabase(during: "a test") {
+                try $0.connection.integer("PRAGMA busy_timeout")
+            }
+            #expect(found == milliseconds)
+        }
     }
 }

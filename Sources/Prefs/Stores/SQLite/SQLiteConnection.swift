@@ -44,10 +44,11 @@ final class SQLiteConnection {
     ///
     /// `immutable` (read-only only) promises SQLite that nobody changes the file, so it needs no `-shm`
     /// file: the only way to read a WAL database on a read-only file system.
-    init(path: String, readOnly: Bool = false, immutable: Bool = false) throws {
+    /// `create` (read-write only) makes the file when it is missing.
+    init(path: String, readOnly: Bool = false, immutable: Bool = false, create: Bool = true) throws {
         self.path = path
         var flags =
-            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
             | SQLITE_OPEN_NOMUTEX
         var name = path
         if immutable {

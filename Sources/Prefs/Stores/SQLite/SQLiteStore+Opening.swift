@@ -78,15 +78,7 @@ extension SQLiteStore {
                 try checkBelongsToPrefs(connection, path: path)
                 if !readOnly {
                     _ = try connection.text("PRAGMA journal_mode=WAL")
-                    // The connection only commits checkpoints: each is synced before the journal
-                    // drops what it moved, whatever the durability.
-                    try connection.execute("PRAGMA synchronous=FULL")
-                    // On Apple platforms `fsync` leaves data in the drive's cache; only
-                    // `F_FULLFSYNC` reaches the medium, and SQLite uses it only when asked.
-                    // (Elsewhere these pragmas change nothing: one code path for every platform.)
-                    let fullSync = options.durability == .powerSafe ? "ON" : "OFF"
-                    try connection.execute(
-                        "PRAGMA fullfsync=\(fullSync); PRAGMA checkpoint_fullfsync=\(fullSync)")
+                    try configureForCheckpoints(connection, options: options)
                     try createSchema(connection, path: path)
                 }
                 return try load(connection, path: path)
@@ -94,6 +86,26 @@ extension SQLiteStore {
         } catch let failure as SQLiteConnection.Failure {
             throw SQLiteStoreError(path: path, failure)
         }
+    }
+
+    /// The connection only commits checkpoints: each is synced before the journal drops what it
+    /// moved, whatever the durability.
+    private static func configureForCheckpoints(_ connection: SQLiteConnection, options: Options) throws {
+        try connection.execute("PRAGMA synchronous=FULL")
+        // On Apple platforms `fsync` leaves data in the drive's cache; only `F_FULLFSYNC` reaches
+        // the medium, and SQLite uses it only when asked. (Elsewhere these pragmas change
+        // nothing: one code path for every platform.)
+        let fullSync = options.durability == .powerSafe ? "ON" : "OFF"
+        try connection.execute("PRAGMA fullfsync=\(fullSync); PRAGMA checkpoint_fullfsync=\(fullSync)")
+    }
+
+    /// A connection to a store's file that was opened before (schema checked, in WAL mode),
+    /// configured for checkpoints as the first one was.
+    static func checkpointConnection(path: String, options: Options) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, create: false)
+        connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
+        try configureForCheckpoints(connection, options: options)
+        return connection
     }
 
     /// Opens the journal beside a loaded file: the cache then catches up with its records.

@@ -5,7 +5,9 @@ import Foundation
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
     struct Database {
-        let connection: SQLiteConnection
+        /// Open inside `withDatabase`; a store with a journal closes it between uses (see
+        /// `SQLiteStoreCore.withDatabase`).
+        var connection: SQLiteConnection
         /// `PRAGMA data_version` when this connection last read the rows (a store without a
         /// journal polls it).
         var dataVersion: Int64
@@ -13,6 +15,8 @@ extension SQLiteStore {
         let file: FileIdentity?
         /// Set when the store closed the connection; nothing runs on it after that.
         var isClosed = false
+        /// Set while the connection is closed between uses; the next use opens another.
+        var isIdle = false
     }
 
     /// What reads answer from: every value, and how far into the journal it is.
@@ -274,7 +278,15 @@ final class SQLiteStoreCore: Sendable {
 
     // MARK: - The connection
 
-    /// Runs `body` holding the connection.
+    /// Runs `body` holding the connection (which is valid only inside `body`).
+    ///
+    /// A store with a journal needs SQLite only to move the journal in and to catch up after a
+    /// long absence, so it opens the connection for that and closes it afterwards. An open WAL
+    /// connection holds a shared lock on the `-shm` file for as long as it is open, and iOS
+    /// terminates an app suspended while holding a file lock in an App Group container
+    /// (`0xdead10cc`): between calls a store holds no lock at all. The connection opened again is
+    /// configured as the first, and must open the same file (a file moved over the path is
+    /// `.replaced`, never written).
     func withDatabase<Result>(during operation: String, _ body: (inout SQLiteStore.Database) throws -> Result)
         throws -> Result
     {
@@ -282,8 +294,38 @@ final class SQLiteStoreCore: Sendable {
             guard !database.isClosed else {
                 throw SQLiteStoreError(path: path, kind: .other, detail: "the store is closed")
             }
+            if database.isIdle {
+                database.connection = try reopenConnection()
+                database.isIdle = false
+            }
+            defer {
+                if closesWhenIdle {
+                    database.connection.close()
+                    database.isIdle = true
+                }
+            }
             return try body(&database)
         }
+    }
+
+    /// Whether the connection is closed between uses: for stores that move a journal into SQLite
+    /// (a store without one polls `PRAGMA data_version`, which belongs to one connection).
+    private var closesWhenIdle: Bool { journal?.isWritable == true }
+
+    /// A connection to the store's file, configured as the store's first one was.
+    private func reopenConnection() throws -> SQLiteConnection {
+        let replaced = SQLiteStoreError(
+            path: path, kind: .replaced, detail: "another file is at the path now, or none")
+        // Looked at before opening (nothing is created at a path whose file went) and after.
+        guard FileIdentity(path: path) == openedFile else { throw replaced }
+        let connection = try perform {
+            try SQLiteStore.checkpointConnection(path: path, options: options)
+        }
+        guard FileIdentity(path: path) == openedFile else {
+            connection.close()
+            throw replaced
+        }
+        return connection
     }
 
     /// Runs a SQLite call, turning its failure into an ``SQLiteStoreError`` naming this file.
