@@ -54,3 +54,24 @@ enum Scratch {
         try? FileManager.default.removeItem(at: folder)
     }
 }
+
+/// The machine's CPU time by kind, from the first line of `/proc/stat` (Linux).
+struct MachineCPU {
+    let total: UInt64
+    let steal: UInt64
+
+    static func now() -> MachineCPU? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        // user nice system idle iowait irq softirq steal …
+        guard fields.count >= 8 else { return nil }
+        return MachineCPU(total: fields.reduce(0, +), steal: fields[7])
+    }
+
+    func stealPercent(since start: MachineCPU) -> Double {
+        guard total > start.total else { return 0 }
+        return Double(steal - start.steal) / Double(total - start.total) * 100
+    }
+}

@@ -81,6 +81,7 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
     let workloads = Workloads(sizes: sizes)
     let progress = { (text: String) in if !json { FileHandle.standardError.write(Data("… \(text)\n".utf8)) } }
     var metrics: [Metric] = []
+    let cpuAtStart = MachineCPU.now()
 
     progress("reads through UserDefaultsStore")
     let reads = workloads.readOverheadUserDefaults()
@@ -264,6 +265,15 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
             throw BenchError(
                 "this prefs-bench was built without PostgreSQL support (on macOS: --traits PostgreSQL)")
         #endif
+    }
+
+    if let start = cpuAtStart, let end = MachineCPU.now() {
+        metrics.append(
+            Metric(
+                key: "machine_cpu_steal_percent",
+                what:
+                    "CPU time the hypervisor gave to others during the run (/proc/stat): above a few percent, figures are noisy",
+                baseline: nil, value: end.stealPercent(since: start), unit: "%", goal: nil))
     }
 
     if json {
