@@ -47,8 +47,20 @@ extension Preferences {
     /// }
     /// ```
     public final class Key<Value: PreferenceValue>: Keys, @unchecked Sendable {
-        /// The value a read gives when nothing (or nothing usable) is stored.
-        public let defaultValue: Value
+        private enum Default {
+            case value(Value)
+            case computed(@Sendable () -> Value)
+        }
+        private let defaultSource: Default
+
+        /// The value a read gives when nothing (or nothing usable) is stored; for a key with a
+        /// computed default, computed now.
+        public var defaultValue: Value {
+            switch defaultSource {
+            case .value(let value): value
+            case .computed(let make): make()
+            }
+        }
 
         /// Creates a key with a name and a default value.
         ///
@@ -58,7 +70,18 @@ extension Preferences {
         /// let volume = Preferences.Key<Double>("volume", default: 0.5)
         /// ```
         public init(_ name: String, default defaultValue: Value) {
-            self.defaultValue = defaultValue
+            defaultSource = .value(defaultValue)
+            super.init(validatedName: name)
+        }
+
+        /// Creates a key whose default is computed each time it is needed (when nothing usable is
+        /// stored).
+        ///
+        /// ```swift
+        /// let firstLaunch = Preferences.Key<Date>("firstLaunch", default: { .now })
+        /// ```
+        public init(_ name: String, default makeDefault: @escaping @Sendable () -> Value) {
+            defaultSource = .computed(makeDefault)
             super.init(validatedName: name)
         }
 
@@ -68,7 +91,7 @@ extension Preferences {
         /// let username = Preferences.Key<String?>("username")
         /// ```
         public init<Wrapped>(_ name: String) where Value == Wrapped? {
-            self.defaultValue = nil
+            defaultSource = .value(nil)
             super.init(validatedName: name)
         }
     }
@@ -81,4 +104,24 @@ extension Preferences.Keys: CustomStringConvertible {
     /// print(Preferences.Keys.volume)  // volume
     /// ```
     public var description: String { name }
+}
+
+extension Preferences.Keys: Hashable {
+    /// Keys are equal when their names are, scalar for scalar (whatever their value types).
+    ///
+    /// ```swift
+    /// Preferences.Keys.volume == Preferences.Key<Double>("volume", default: 0)  // true
+    /// ```
+    public static func == (lhs: Preferences.Keys, rhs: Preferences.Keys) -> Bool {
+        StoreKey(lhs.name) == StoreKey(rhs.name)
+    }
+
+    /// Hashes the name's scalars.
+    ///
+    /// ```swift
+    /// let seen: Set<Preferences.Keys> = [.volume, .theme]
+    /// ```
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(StoreKey(name))
+    }
 }

@@ -12,6 +12,33 @@ public struct PreferenceChange<Value: PreferenceValue>: Sendable {
     public let newValue: Value
 }
 
+/// What an observation does besides reporting changes.
+///
+/// ```swift
+/// let observation = prefs.observe(.volume, options: .initial) { change in apply(change.newValue) }
+/// ```
+public struct ObservationOptions: OptionSet, Sendable {
+    /// The options' bits.
+    public let rawValue: Int
+
+    /// Creates options from their raw bits.
+    ///
+    /// ```swift
+    /// let none = ObservationOptions(rawValue: 0)
+    /// ```
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Calls the handler at once with the current value, before any change.
+    ///
+    /// The current value comes as both the old and the new value. Without this option (the
+    /// default), the first call is the first change.
+    ///
+    /// ```swift
+    /// prefs.observe(.volume, options: .initial) { change in player.volume = change.newValue }
+    /// ```
+    public static let initial = ObservationOptions(rawValue: 1 << 0)
+}
+
 extension Preferences {
     /// The key's current value, then its value after every change, until the consuming task is
     /// cancelled or stops iterating; then the observation ends.
@@ -64,8 +91,12 @@ extension Preferences {
     ///
     /// The handler runs on the store's delivery queue, never under a store lock: it may read and
     /// write preferences, this key included.
+    ///
+    /// With `options: .initial` the handler is called at once with the current value, as both
+    /// its old and its new value.
     public func observe<Value>(
-        _ key: Key<Value>, handler: @escaping @Sendable (PreferenceChange<Value>) -> Void
+        _ key: Key<Value>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (PreferenceChange<Value>) -> Void
     ) -> StoreObservation {
         let last = Locked<Value?>(nil)
         return observeValues(of: key) { value in
@@ -73,9 +104,99 @@ extension Preferences {
                 defer { last = value }
                 return last
             }
-            // The first value is the starting point, not a change.
-            if let previous { handler(PreferenceChange(oldValue: previous, newValue: value)) }
+            if let previous {
+                handler(PreferenceChange(oldValue: previous, newValue: value))
+            } else if options.contains(.initial) {
+                handler(PreferenceChange(oldValue: value, newValue: value))
+            }
+            // Otherwise the first value is the starting point, not a change.
         }
+    }
+
+    /// The keys' current values together, then again each time any of them changes, until the
+    /// consuming task is cancelled (for two, three or four keys).
+    ///
+    /// ```swift
+    /// for await (volume, muted) in prefs.changes(of: .volume, .muted) {
+    ///     player.volume = muted ? 0 : volume
+    /// }
+    /// ```
+    ///
+    /// A write of several of the keys (an `update`) arrives once, with all its values. A consumer
+    /// that falls behind gets the newest values.
+    public func changes<A, B>(of a: Key<A>, _ b: Key<B>) -> AsyncStream<(A, B)> {
+        valueStream(of: [a, b]) { (self[a], self[b]) }
+    }
+
+    /// The three keys' values together, now and after each change of any (see
+    /// ``changes(of:_:)``).
+    ///
+    /// ```swift
+    /// for await (width, height, scale) in prefs.changes(of: .width, .height, .scale) { … }
+    /// ```
+    public func changes<A, B, C>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>) -> AsyncStream<(A, B, C)> {
+        valueStream(of: [a, b, c]) { (self[a], self[b], self[c]) }
+    }
+
+    /// The four keys' values together, now and after each change of any (see
+    /// ``changes(of:_:)``).
+    ///
+    /// ```swift
+    /// for await (r, g, b, a) in prefs.changes(of: .red, .green, .blue, .alpha) { … }
+    /// ```
+    public func changes<A, B, C, D>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>)
+        -> AsyncStream<(A, B, C, D)>
+    {
+        valueStream(of: [a, b, c, d]) { (self[a], self[b], self[c], self[d]) }
+    }
+
+    /// Calls `handler` with the keys' typed values each time any of them changes (once for a
+    /// write of several), until the returned observation is cancelled or released (for two,
+    /// three or four keys).
+    ///
+    /// ```swift
+    /// let observation = prefs.observe(.volume, .muted, options: .initial) { volume, muted in
+    ///     player.volume = muted ? 0 : volume
+    /// }
+    /// ```
+    public func observe<A, B>(
+        _ a: Key<A>, _ b: Key<B>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B) -> Void
+    ) -> StoreObservation {
+        observeValues(of: [a, b], options: options) { handler(self[a], self[b]) }
+    }
+
+    /// The same for three keys.
+    ///
+    /// ```swift
+    /// prefs.observe(.width, .height, .scale) { width, height, scale in … }
+    /// ```
+    public func observe<A, B, C>(
+        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B, C) -> Void
+    ) -> StoreObservation {
+        observeValues(of: [a, b, c], options: options) { handler(self[a], self[b], self[c]) }
+    }
+
+    /// The same for four keys.
+    ///
+    /// ```swift
+    /// prefs.observe(.red, .green, .blue, .alpha) { r, g, b, a in … }
+    /// ```
+    public func observe<A, B, C, D>(
+        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B, C, D) -> Void
+    ) -> StoreObservation {
+        observeValues(of: [a, b, c, d], options: options) { handler(self[a], self[b], self[c], self[d]) }
+    }
+
+    /// Whether the key's value is its default (nothing is stored, or what is stored equals it).
+    ///
+    /// ```swift
+    /// prefs.isDefaultValue(.volume)  // true until the volume changes
+    /// ```
+    public func isDefaultValue<Value: Equatable>(_ key: Key<Value>) -> Bool {
+        self[key] == key.defaultValue
     }
 
     /// Calls `handler` with every change that touches at least one of `keys`, narrowed to those
@@ -121,6 +242,48 @@ extension Preferences {
         }
         startedDelivering.withLock { started in
             deliver(self[key])
+            started = true
+        }
+        return observation
+    }
+
+    /// A stream of `read()`: now, then after each change touching any of `keys`.
+    private func valueStream<Values>(of keys: [Keys], read: @escaping @Sendable () -> Values) -> AsyncStream<
+        Values
+    > {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let observation = observeAny(of: keys) { continuation.yield(read()) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Calls `deliver` after each change touching any of `keys`, and at once with `.initial`.
+    private func observeValues(
+        of keys: [Keys], options: ObservationOptions, deliver: @escaping @Sendable () -> Void
+    ) -> StoreObservation {
+        let started = Locked(false)
+        return observeAny(of: keys) {
+            let isFirst = started.withLock { started in
+                defer { started = true }
+                return !started
+            }
+            if !isFirst || options.contains(.initial) { deliver() }
+        }
+    }
+
+    /// Calls `deliver` once at once, then after each change touching any of `keys`, in order
+    /// (as ``observeValues(of:deliver:)`` does for one key).
+    private func observeAny(of keys: [Keys], deliver: @escaping @Sendable () -> Void) -> StoreObservation {
+        let names = Set(keys.map { StoreKey($0.name) })
+        let startedDelivering = Locked(false)
+        let observation = store.observe { change in
+            guard change.values.keys.contains(where: names.contains) else { return }
+            startedDelivering.withLock { started in
+                if started { deliver() }
+            }
+        }
+        startedDelivering.withLock { started in
+            deliver()
             started = true
         }
         return observation

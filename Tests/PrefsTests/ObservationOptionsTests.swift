@@ -1,0 +1,108 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+
+extension Preferences.Keys {
+    fileprivate static let muted = Key<Bool>("muted", default: false)
+    fileprivate static let firstLaunch = Key<Date>("firstLaunch", default: { Date() })
+}
+
+/// Issue "Everything a Defaults user reaches for", items 3 and 4: `.initial`, typed observation
+/// of several keys, `isDefaultValue`, keys equal by name, defaults computed when read.
+@Suite struct ObservationOptionsTests {
+    @Test(arguments: StoreKind.allCases)
+    func initialCallsTheHandlerAtOnceWithTheCurrentValue(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        prefs[.volume] = 0.25
+        let seen = Locked<[String]>([])
+        let observation = prefs.observe(.volume, options: .initial) { change in
+            seen.withLock { $0.append("\(change.oldValue)→\(change.newValue)") }
+        }
+        #expect(seen.withLock { $0 } == ["0.25→0.25"], "called before observe returns")
+        prefs[.volume] = 0.75
+        #expect(await eventually { seen.withLock { $0 } == ["0.25→0.25", "0.25→0.75"] })
+        observation.cancel()
+
+        let plain = Locked<[Double]>([])
+        let withoutInitial = prefs.observe(.volume) { change in plain.withLock { $0.append(change.newValue) }
+        }
+        prefs[.volume] = 1
+        #expect(
+            await eventually { plain.withLock { $0 } == [1] }, "without .initial the first call is a change")
+        withoutInitial.cancel()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func severalKeysArriveTypedAndTogether(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        var iterator = prefs.changes(of: .volume, .muted).makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.0 == 0.5 && first?.1 == false)
+        try prefs.update { p in
+            p[.volume] = 0.1
+            p[.muted] = true
+        }
+        let second = await iterator.next()
+        #expect(second?.0 == 0.1 && second?.1 == true, "one update, one value with both keys")
+        prefs[.launchCount] = 3  // another key: nothing arrives for it
+        prefs[.muted] = false
+        let third = await iterator.next()
+        #expect(third?.0 == 0.1 && third?.1 == false)
+
+        let heard = Locked<[String]>([])
+        let observation = prefs.observe(.volume, .muted, .launchCount, options: .initial) {
+            volume, muted, count in
+            heard.withLock { $0.append("\(volume) \(muted) \(count)") }
+        }
+        #expect(heard.withLock { $0 } == ["0.1 false 3"])
+        prefs[.launchCount] = 4
+        #expect(await eventually { heard.withLock { $0 } == ["0.1 false 3", "0.1 false 4"] })
+        observation.cancel()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func isDefaultValueComparesWithTheDefault(store: StoreKind) {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        #expect(prefs.isDefaultValue(.volume))
+        prefs[.volume] = 0.9
+        #expect(!prefs.isDefaultValue(.volume))
+        prefs[.volume] = 0.5
+        #expect(prefs.isDefaultValue(.volume), "stored, but equal to the default")
+        prefs.reset(.volume)
+        #expect(prefs.isDefaultValue(.volume))
+    }
+
+    @Test func keysAreEqualAndHashedByTheirExactName() {
+        let volume: Preferences.Keys = .volume
+        #expect(volume == Preferences.Key<Double>("volume", default: 0))
+        #expect(volume == Preferences.Key<String>("volume", default: ""), "the name decides, not the type")
+        #expect(volume != Preferences.Keys.theme)
+        #expect(
+            Preferences.Key<Int>("caf\u{E9}", default: 0) != Preferences.Key<Int>("cafe\u{301}", default: 0),
+            "canonically equivalent names are two keys, as in every store")
+        let keys: Set<Preferences.Keys> = [.volume, .theme, Preferences.Key<Double>("volume", default: 1)]
+        #expect(keys.count == 2)
+    }
+
+    @Test func aComputedDefaultIsComputedWhenRead() {
+        let prefs = IssueRecorder().preferences(MemoryStore())
+        let calls = Locked(0)
+        let key = Preferences.Key<Int>(
+            "counted",
+            default: {
+                calls.withLock {
+                    $0 += 1
+                    return $0
+                }
+            })
+        #expect(prefs[key] == 1)
+        #expect(prefs[key] == 2, "computed again at each read while nothing is stored")
+        prefs[key] = 10
+        #expect(prefs[key] == 10)
+        #expect(calls.withLock { $0 } == 2, "not computed while a value is stored")
+        let before = Date()
+        #expect(prefs[.firstLaunch] >= before)
+    }
+}
