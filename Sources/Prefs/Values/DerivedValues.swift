@@ -28,8 +28,16 @@ extension PreferenceValue where Self: RawRepresentable & Codable, RawValue: Pref
     }
 
     /// Reads the raw value, and throws when no case has it.
+    ///
+    /// A string holding the value as JSON (`"30 Minutes"`, quotes included: how Defaults stores a
+    /// `Codable` enum) is read too.
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
-        try fromRawValue(stored)
+        do {
+            return try fromRawValue(stored)
+        } catch {
+            if let value = stored.decodedFromJSONText(Self.self) { return value }
+            throw error
+        }
     }
 }
 
@@ -69,12 +77,33 @@ extension PreferenceValue where Self: Codable {
     }
 
     /// Rebuilds the value with its `Decodable` conformance.
+    ///
+    /// A string holding the value as JSON (`{"isUnicorn":false}`: how Defaults stores `Codable`
+    /// values) is read too, so data a Defaults user already has reads back without a migration;
+    /// writing stores Prefs' own form.
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         do {
             return try PropertyListValueDecoder().decode(Self.self, from: stored)
         } catch {
+            if let value = stored.decodedFromJSONText(Self.self) { return value }
             throw ValueCodingError.typeMismatch(expected: "\(Self.self) (\(describe(error)))", found: stored)
         }
+    }
+}
+
+extension PropertyListValue {
+    /// The value decoded from a string holding JSON text (an object, an array or a quoted
+    /// string), as Defaults (sindresorhus/Defaults) stores `Codable` values; `nil` for anything
+    /// else.
+    ///
+    /// ```swift
+    /// PropertyListValue.string(#"{"isUnicorn":false}"#).decodedFromJSONText(Unicorn.self)
+    /// ```
+    func decodedFromJSONText<Value: Decodable>(_ type: Value.Type) -> Value? {
+        guard case .string(let text) = self, let first = text.utf8.first,
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+        else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
     }
 }
 

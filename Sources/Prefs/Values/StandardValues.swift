@@ -112,8 +112,10 @@ extension URL: PreferenceValue {
     /// (`https://example.com/a` comes back as `file:///a`); storing the string avoids that.
     public static func serialize(_ value: URL) -> PropertyListValue? { .string(value.absoluteString) }
 
-    /// Reads a stored string that parses as a URL.
+    /// Reads a stored string that parses as a URL (or holds one as a JSON string,
+    /// `"https:\/\/example.com"` with its quotes, as Defaults stores URLs).
     public static func deserialize(_ stored: PropertyListValue) throws -> URL {
+        if let text = stored.decodedFromJSONText(String.self), let url = URL(string: text) { return url }
         guard case .string(let text) = stored, let url = URL(string: text) else { throw mismatch(stored) }
         return url
     }
