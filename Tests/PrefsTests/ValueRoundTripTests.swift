@@ -75,6 +75,18 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         .of(
             "plist", PropertyListValue.dictionary(["a": .array([.bool(true), .integer(-1)])]),
             default: .bool(false)),
+        // Issue "Everything a Defaults user reaches for", item 2.
+        .of("set.int", Set([3, 1, 2]), default: []),
+        .of("set.string", Set(["b", "a", "é"]), default: ["x"]),
+        .of("range.closed", ClosedRange(uncheckedBounds: (-5, 10)), default: 0...0),
+        .of("range.half-open", 0.25..<0.75, default: 0..<1),
+        .of("range.empty", 3..<3, default: 0..<1),
+        .of("dictionary.int-keys", [1: "one", -2: "minus two"], default: [:]),
+        .of("dictionary.bool-keys", [true: [1, 2], false: []], default: [:]),
+        .of("cgfloat", CGFloat(0.5), default: 0),
+        .of("array.of-sets", [Set([1]), Set([2, 3])], default: []),
+        .of("array.of-ranges", [1...2, 5...9], default: []),
+        .of("dictionary.of-sets", [7: Set(["a"])], default: [:]),
     ]
 }
 
@@ -120,6 +132,27 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         #endif
     }
 
+    /// Stored shapes a set, a range or a keyed dictionary cannot take fall back to the default,
+    /// reported, and never trap (a `ClosedRange` with its bounds the wrong way round would).
+    @Test func badRangesAndKeysFallBack() throws {
+        let recorder = IssueRecorder()
+        let prefs = recorder.preferences(MemoryStore())
+        try prefs.store.setValue(.array([.integer(9), .integer(1)]), forKey: "closed")
+        try prefs.store.setValue(.array([.integer(1)]), forKey: "open")
+        try prefs.store.setValue(.dictionary(["x": .string("not an Int key")]), forKey: "byNumber")
+        try prefs.store.setValue(.array([.string("a"), .integer(1)]), forKey: "set")
+        #expect(prefs[Preferences.Key<ClosedRange<Int>>("closed", default: 0...1)] == 0...1)
+        #expect(prefs[Preferences.Key<Range<Int>>("open", default: 0..<1)] == 0..<1)
+        #expect(prefs[Preferences.Key<[Int: String]>("byNumber", default: [:])] == [:])
+        #expect(prefs[Preferences.Key<Set<String>>("set", default: [])] == [])
+        #expect(recorder.issues.count == 4)
+        // Two keys with one description cannot be stored.
+        #expect(throws: PreferenceError.self) {
+            try prefs.set(
+                [Loose("A"): 1, Loose("a"): 2], for: Preferences.Key<[Loose: Int]>("loose", default: [:]))
+        }
+    }
+
     @Test(arguments: [
         "https://example.com/a",
         "http://user@example.com:8080/p/a/t/h?query=1&b=%20#frag",
@@ -141,4 +174,11 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
             #expect(prefs.store.value(forKey: "url") == .string(text), "stored as the exact string")
         }
     }
+}
+
+/// A dictionary key whose description forgets case, so two keys can share one.
+struct Loose: PreferenceDictionaryKey {
+    let text: String
+    init(_ text: String) { self.text = text }
+    var description: String { text.lowercased() }
 }

@@ -157,14 +157,132 @@ extension Array: PreferenceValue where Element: PreferenceValue {
     }
 }
 
-extension Dictionary: PreferenceValue where Key == String, Value: PreferenceValue {
-    /// Stores the entries as `<dict>`; a `nil` value cannot be stored and throws.
-    public static func serialize(_ value: [String: Value]) throws -> PropertyListValue? {
-        .dictionary(try value.mapValues { try Value.serializeRequired($0, context: "inside a dictionary") })
+/// A type whose values can key a stored dictionary.
+///
+/// A key is written as its `description` and read back with `init?(_:)`. `String`, the integer
+/// types and `Bool` are such types; declare your own in one line.
+///
+/// ```swift
+/// extension Weekday: PreferenceDictionaryKey {}  // Weekday: LosslessStringConvertible, Hashable
+/// let hours = Preferences.Key<[Weekday: Int]>("hours", default: [:])
+/// ```
+public protocol PreferenceDictionaryKey: LosslessStringConvertible, Hashable, Sendable {}
+
+extension String: PreferenceDictionaryKey {}
+extension Int: PreferenceDictionaryKey {}
+extension Int8: PreferenceDictionaryKey {}
+extension Int16: PreferenceDictionaryKey {}
+extension Int32: PreferenceDictionaryKey {}
+extension Int64: PreferenceDictionaryKey {}
+extension UInt: PreferenceDictionaryKey {}
+extension UInt8: PreferenceDictionaryKey {}
+extension UInt16: PreferenceDictionaryKey {}
+extension UInt32: PreferenceDictionaryKey {}
+extension UInt64: PreferenceDictionaryKey {}
+extension Bool: PreferenceDictionaryKey {}
+
+extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value: PreferenceValue {
+    /// Stores the entries as `<dict>`, each key as its `description` (`[Int: V]` keys become
+    /// `"1"`, `"2"` …); a `nil` value cannot be stored and throws.
+    ///
+    /// ```swift
+    /// try [Int: String].serialize([1: "one"])  // .dictionary(["1": .string("one")])
+    /// ```
+    public static func serialize(_ value: [Key: Value]) throws -> PropertyListValue? {
+        var entries: [String: PropertyListValue] = [:]
+        for (key, element) in value {
+            let name = key.description
+            guard entries[name] == nil else {
+                throw ValueCodingError.notRepresentable(
+                    type: "\(Self.self)", reason: "two keys are both written \(String(reflecting: name))")
+            }
+            entries[name] = try Value.serializeRequired(element, context: "inside a dictionary")
+        }
+        return .dictionary(entries)
     }
-    /// Reads a stored dictionary whose every value fits `Value`.
-    public static func deserialize(_ stored: PropertyListValue) throws -> [String: Value] {
+    /// Reads a stored dictionary whose every key reads as `Key` and every value fits `Value`.
+    public static func deserialize(_ stored: PropertyListValue) throws -> [Key: Value] {
         guard case .dictionary(let entries) = stored else { throw mismatch(stored) }
-        return try entries.mapValues(Value.deserialize)
+        var result: [Key: Value] = [:]
+        for (name, element) in entries {
+            guard let key = Key(name) else {
+                throw ValueCodingError.notRepresentable(
+                    type: "\(Self.self)", reason: "the key \(String(reflecting: name)) is not a \(Key.self)")
+            }
+            result[key] = try Value.deserialize(element)
+        }
+        return result
     }
 }
+
+extension Set: PreferenceValue where Element: PreferenceValue {
+    /// Stores the elements as `<array>` (in no particular order).
+    ///
+    /// ```swift
+    /// try Set<Int>.serialize([1, 2])  // .array([.integer(2), .integer(1)])
+    /// ```
+    public static func serialize(_ value: Set<Element>) throws -> PropertyListValue? {
+        .array(try value.map { try Element.serializeRequired($0, context: "inside a set") })
+    }
+    /// Reads a stored array whose every element fits `Element` (repeated elements count once).
+    public static func deserialize(_ stored: PropertyListValue) throws -> Set<Element> {
+        guard case .array(let elements) = stored else { throw mismatch(stored) }
+        return Set(try elements.map(Element.deserialize))
+    }
+}
+
+extension ClosedRange: PreferenceValue where Bound: PreferenceValue {
+    /// Stores the bounds as a two-element `<array>`, lower first.
+    ///
+    /// ```swift
+    /// try ClosedRange<Int>.serialize(1...5)  // .array([.integer(1), .integer(5)])
+    /// ```
+    public static func serialize(_ value: ClosedRange<Bound>) throws -> PropertyListValue? {
+        try rangeBounds(value.lowerBound, value.upperBound)
+    }
+    /// Reads two bounds, the lower not above the upper (anything else throws, never traps).
+    public static func deserialize(_ stored: PropertyListValue) throws -> ClosedRange<Bound> {
+        let (lower, upper) = try readRangeBounds(stored, as: Bound.self, type: "\(Self.self)")
+        return lower...upper
+    }
+}
+
+extension Range: PreferenceValue where Bound: PreferenceValue {
+    /// Stores the bounds as a two-element `<array>`, lower first.
+    ///
+    /// ```swift
+    /// try Range<Double>.serialize(0..<1)  // .array([.double(0), .double(1)])
+    /// ```
+    public static func serialize(_ value: Range<Bound>) throws -> PropertyListValue? {
+        try rangeBounds(value.lowerBound, value.upperBound)
+    }
+    /// Reads two bounds, the lower not above the upper (anything else throws, never traps).
+    public static func deserialize(_ stored: PropertyListValue) throws -> Range<Bound> {
+        let (lower, upper) = try readRangeBounds(stored, as: Bound.self, type: "\(Self.self)")
+        return lower..<upper
+    }
+}
+
+private func rangeBounds<Bound: PreferenceValue>(_ lower: Bound, _ upper: Bound) throws -> PropertyListValue {
+    .array([
+        try Bound.serializeRequired(lower, context: "as a range's bound"),
+        try Bound.serializeRequired(upper, context: "as a range's bound"),
+    ])
+}
+
+private func readRangeBounds<Bound: PreferenceValue & Comparable>(
+    _ stored: PropertyListValue, as _: Bound.Type, type: String
+) throws -> (Bound, Bound) {
+    guard case .array(let bounds) = stored, bounds.count == 2 else {
+        throw ValueCodingError.typeMismatch(expected: "\(type) (an array of two bounds)", found: stored)
+    }
+    let lower = try Bound.deserialize(bounds[0])
+    let upper = try Bound.deserialize(bounds[1])
+    guard lower <= upper else {
+        throw ValueCodingError.notRepresentable(
+            type: type, reason: "the lower bound is above the upper bound")
+    }
+    return (lower, upper)
+}
+
+extension CGFloat: PreferenceValue {}
