@@ -76,3 +76,25 @@ import Testing
         }
     #endif
 }
+
+/// Issue "Everything a Defaults user reaches for", item 6: code reading `UserDefaults` directly
+/// sees the keys' defaults once they are registered.
+@Suite struct RegisteredDefaultsTests {
+    @Test func plainUserDefaultsReadersSeeRegisteredDefaults() throws {
+        let store = TestDefaults.makeStore()
+        let prefs = IssueRecorder().preferences(store)
+        store.registerDefaults(of: .volume, .launchCount, .theme, .username)
+        let defaults = store.defaults
+        #expect(defaults.double(forKey: "volume") == 0.5)
+        #expect(defaults.integer(forKey: "launchCount") == 0)
+        #expect(defaults.object(forKey: "launchCount") != nil)
+        #expect(defaults.string(forKey: "theme") == Theme.system.rawValue)
+        #expect(defaults.object(forKey: "username") == nil, "a nil default is not registered")
+        #expect(store.snapshot().isEmpty, "nothing is stored")
+        prefs[.volume] = 0.8
+        #expect(defaults.double(forKey: "volume") == 0.8)
+        prefs.reset(.volume)
+        #expect(defaults.double(forKey: "volume") == 0.5, "the registered default shows again")
+        #expect(prefs[.volume] == 0.5)
+    }
+}

@@ -36,6 +36,10 @@ extension Preferences {
                 !name.isEmpty, "Preferences.Key: the name must not be empty; give every key a non-empty name")
             self.name = name
         }
+
+        /// The key's default in its stored form (`nil` for an optional key's `nil`, or a default
+        /// that cannot be encoded).
+        var encodedDefault: PropertyListValue? { nil }
     }
 
     /// A typed key: the name a value is stored under and the default shown when nothing is stored.
@@ -93,6 +97,10 @@ extension Preferences {
         public init<Wrapped>(_ name: String) where Value == Wrapped? {
             defaultSource = .value(nil)
             super.init(validatedName: name)
+        }
+
+        override var encodedDefault: PropertyListValue? {
+            (try? Value.serialize(defaultValue)) ?? nil
         }
     }
 }

@@ -179,6 +179,27 @@ public final class UserDefaultsStore: PreferenceStore {
     /// The number of live observations of this store.
     public var observerCount: Int { observers.count }
 
+    /// Registers the keys' defaults in `UserDefaults`' registration domain, so code that still
+    /// reads `UserDefaults` directly gets them (`integer(forKey:)`, `string(forKey:)` …).
+    ///
+    /// ```swift
+    /// UserDefaultsStore.standard.registerDefaults(of: .volume, .theme)
+    /// UserDefaults.standard.double(forKey: "volume")  // 0.5, the key's default
+    /// ```
+    ///
+    /// Nothing is stored: the registration lasts as long as the process, as Foundation's does. A
+    /// registered default counts as a value for ``Preferences/hasValue(for:)``, as it does for
+    /// `UserDefaults.object(forKey:)`; reads through Prefs give the same value either way. Keys
+    /// whose default is `nil` (optional keys) are not registered; a computed default is registered
+    /// as computed now.
+    public func registerDefaults(of keys: Preferences.Keys...) {
+        var defaults: [String: Any] = [:]
+        for key in keys {
+            if let encoded = key.encodedDefault { defaults[key.name] = encoded.foundationObject }
+        }
+        self.defaults.register(defaults: defaults)
+    }
+
     deinit {
         if let token = notificationToken.withLock({ $0 }) { NotificationCenter.default.removeObserver(token) }
     }
