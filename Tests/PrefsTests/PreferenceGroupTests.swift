@@ -16,6 +16,13 @@ final class Settings: PreferenceGroup {
     @Preference var lastSeen = Date(timeIntervalSince1970: 0)
 }
 
+/// Typed keys inside a group (issue "Everything a Defaults user reaches for", item 1).
+final class AudioSettings: PreferenceGroup {
+    @Preference(.volume) var volume
+    @Preference(.launchCount) var launches
+    @Preference var label = "speaker"
+}
+
 final class Clashing: PreferenceGroup {
     @Preference var count = 0
     @Preference("count") var total = 0
@@ -81,6 +88,26 @@ final class Clashing: PreferenceGroup {
                 "\(message)")
         }
     #endif
+
+    @Test func aTypedKeyIsTheSamePreferenceWhateverThePrefix() {
+        let prefs = IssueRecorder().preferences()
+        let settings = AudioSettings(preferences: prefs, keyPrefix: "audio.")
+        #expect(settings.volume == 0.5, "the key's default")
+        settings.volume = 0.9
+        #expect(prefs[.volume] == 0.9, "stored under the key's own name")
+        prefs[.launchCount] = 4
+        #expect(settings.launches == 4)
+        settings.label = "headphones"
+        #expect(prefs.storedKeys == ["audio.label", "launchCount", "volume"])
+        let observed = Locked(false)
+        withObservationTracking {
+            _ = settings.volume
+        } onChange: {
+            observed.withLock { $0 = true }
+        }
+        settings.volume = 0.1
+        #expect(observed.withLock { $0 })
+    }
 
     @Test func withObservationTrackingSeesAPropertyChange() async {
         let settings = Settings(preferences: IssueRecorder().preferences())

@@ -36,6 +36,16 @@ public struct Preference<Value: PreferenceValue>: Sendable {
         slot = PreferenceSlot(explicitName: key, defaultValue: defaultValue)
     }
 
+    /// A preference for a typed key: stored under the key's own name (the group's `keyPrefix`
+    /// does not apply), with the key's default, so it is the same preference as `prefs[key]`.
+    ///
+    /// ```swift
+    /// @Preference(.volume) var volume
+    /// ```
+    public init(_ key: Preferences.Key<Value>) {
+        slot = PreferenceSlot(explicitName: key.name, defaultValue: key.defaultValue, typedKey: key)
+    }
+
     /// An optional preference, `nil` by default, keyed by the property's name.
     ///
     /// ```swift
@@ -80,22 +90,25 @@ public struct Preference<Value: PreferenceValue>: Sendable {
 final class PreferenceSlot: @unchecked Sendable {
     let explicitName: String?
     let defaultValue: Any
+    /// The typed key given with `@Preference(.key)`, used as it is.
+    let typedKey: Preferences.Keys?
     // Set once in `PreferenceGroup.init` (before the group is used), then only read.
     private(set) var key: Preferences.Keys?
     // Set at the first access through the property; guarded by `lock`.
     private var notifyChange: (@Sendable () -> Void)?
     private let lock = NSLock()
 
-    init(explicitName: String?, defaultValue: Any) {
+    init(explicitName: String?, defaultValue: Any, typedKey: Preferences.Keys? = nil) {
         self.explicitName = explicitName
         self.defaultValue = defaultValue
+        self.typedKey = typedKey
     }
 
     // Set with `key`: whether a stored value decodes as the property's type (for migrations).
     private(set) var accepts: @Sendable (PropertyListValue) -> Bool = { _ in false }
 
     func bind<Value: PreferenceValue>(name: String, as type: Value.Type) {
-        key = Preferences.Key<Value>(name, default: defaultValue as! Value)
+        key = typedKey ?? Preferences.Key<Value>(name, default: defaultValue as! Value)
         accepts = { (try? Value.deserialize($0)) != nil }
     }
 

@@ -88,7 +88,9 @@ open class PreferenceGroup: Observable {
                 }
                 // A property wrapper's storage is the property's name with a leading underscore.
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-                found.append((name, keyPrefix + (preference.slot.explicitName ?? name), preference))
+                // A typed key is used as it is; other keys take the group's prefix.
+                let key = preference.slot.typedKey?.name ?? keyPrefix + (preference.slot.explicitName ?? name)
+                found.append((name, key, preference))
             }
             mirror = current.superclassMirror
         }
