@@ -81,20 +81,27 @@ import Testing
 /// sees the keys' defaults once they are registered.
 @Suite struct RegisteredDefaultsTests {
     @Test func plainUserDefaultsReadersSeeRegisteredDefaults() throws {
+        // Foundation's registration domain is shared by every UserDefaults object of the process:
+        // names of this test's own, so no other test sees them.
+        let unique = UUID().uuidString
+        let volume = Preferences.Key<Double>("volume.\(unique)", default: 0.5)
+        let count = Preferences.Key<Int>("count.\(unique)", default: 0)
+        let theme = Preferences.Key<Theme>("theme.\(unique)", default: .system)
+        let nickname = Preferences.Key<String?>("nickname.\(unique)")
         let store = TestDefaults.makeStore()
         let prefs = IssueRecorder().preferences(store)
-        store.registerDefaults(of: .volume, .launchCount, .theme, .username)
+        store.registerDefaults(of: volume, count, theme, nickname)
         let defaults = store.defaults
-        #expect(defaults.double(forKey: "volume") == 0.5)
-        #expect(defaults.integer(forKey: "launchCount") == 0)
-        #expect(defaults.object(forKey: "launchCount") != nil)
-        #expect(defaults.string(forKey: "theme") == Theme.system.rawValue)
-        #expect(defaults.object(forKey: "username") == nil, "a nil default is not registered")
+        #expect(defaults.double(forKey: volume.name) == 0.5)
+        #expect(defaults.integer(forKey: count.name) == 0)
+        #expect(defaults.object(forKey: count.name) != nil)
+        #expect(defaults.string(forKey: theme.name) == Theme.system.rawValue)
+        #expect(defaults.object(forKey: nickname.name) == nil, "a nil default is not registered")
         #expect(store.snapshot().isEmpty, "nothing is stored")
-        prefs[.volume] = 0.8
-        #expect(defaults.double(forKey: "volume") == 0.8)
-        prefs.reset(.volume)
-        #expect(defaults.double(forKey: "volume") == 0.5, "the registered default shows again")
-        #expect(prefs[.volume] == 0.5)
+        prefs[volume] = 0.8
+        #expect(defaults.double(forKey: volume.name) == 0.8)
+        prefs.reset(volume)
+        #expect(defaults.double(forKey: volume.name) == 0.5, "the registered default shows again")
+        #expect(prefs[volume] == 0.5)
     }
 }

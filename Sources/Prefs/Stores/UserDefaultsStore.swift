@@ -187,7 +187,8 @@ public final class UserDefaultsStore: PreferenceStore {
     /// UserDefaults.standard.double(forKey: "volume")  // 0.5, the key's default
     /// ```
     ///
-    /// Nothing is stored: the registration lasts as long as the process, as Foundation's does. A
+    /// Nothing is stored: the registration lasts as long as the process, and (as Foundation's
+    /// registration domain is) is seen by every `UserDefaults` object of the process. A
     /// registered default counts as a value for ``Preferences/hasValue(for:)``, as it does for
     /// `UserDefaults.object(forKey:)`; reads through Prefs give the same value either way. Keys
     /// whose default is `nil` (optional keys) are not registered; a computed default is registered
