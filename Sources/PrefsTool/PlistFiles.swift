@@ -39,6 +39,7 @@ enum PlistFiles {
         switch value {
         case .bool(let flag): text += "\(indent)<\(flag ? "true" : "false")/>\n"
         case .integer(let number): text += "\(indent)<integer>\(number)</integer>\n"
+        case .unsignedInteger(let number): text += "\(indent)<integer>\(number)</integer>\n"
         case .double(let real): text += "\(indent)<real>\(xmlReal(real))</real>\n"
         case .string(let string): text += "\(indent)<string>\(escaped(string))</string>\n"
         case .date(let date): text += "\(indent)<date>\(iso8601.string(from: date))</date>\n"
@@ -253,8 +254,10 @@ private struct XMLReader {
             return .value(.string(opening.empty ? "" : try text(closing: "string")))
         case "integer":
             let raw = try text(closing: "integer").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let number = Int64(raw) ?? parseHex(raw) else { throw error("not an integer: \(raw)") }
-            return .value(.integer(number))
+            if let number = Int64(raw) ?? parseHex(raw) { return .value(.integer(number)) }
+            // Property lists hold unsigned 64-bit integers too.
+            guard let unsigned = UInt64(raw) else { throw error("not an integer: \(raw)") }
+            return .value(.unsignedInteger(unsigned))
         case "real":
             let raw = try text(closing: "real").trimmingCharacters(in: .whitespacesAndNewlines)
             let special: [String: Double] = [
@@ -427,6 +430,7 @@ private struct JSONReader {
         while !isAtEnd, "+-0123456789.eE".utf8.contains(bytes[position]) { position += 1 }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if let integer = Int64(text) { return .integer(integer) }
+        if let unsigned = UInt64(text) { return .unsignedInteger(unsigned) }
         guard !text.isEmpty, let real = Double(text), real.isFinite else {
             throw error("not a number: '\(text)'")
         }
@@ -571,7 +575,7 @@ private struct BinaryPlistReader {
             case 0x09: result = (.value(.bool(true)), 1)
             default: throw error("an object of a type property lists do not have (marker \(marker))")
             }
-        case 0x1: result = (.value(.integer(try integer(&position, sizeExponent: Int(marker & 0x0F)))), 1)
+        case 0x1: result = (.value(try integerValue(&position, sizeExponent: Int(marker & 0x0F))), 1)
         case 0x2:
             let size = 1 << Int(marker & 0x0F)
             let bits = try fixed(&position, size)
@@ -665,6 +669,21 @@ private struct BinaryPlistReader {
 
     private func fixed(_ position: inout Int, _ size: Int) throws -> UInt64 {
         try take(&position, size).reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
+    }
+
+    /// An integer object: as ``integer(_:sizeExponent:)``, and a 16-byte one whose high half is
+    /// zero above `Int64.max` is the unsigned 64-bit integer it holds (how Foundation writes them).
+    private func integerValue(_ position: inout Int, sizeExponent: Int) throws -> PropertyListValue {
+        if sizeExponent == 4 {
+            let high = try fixed(&position, 8)
+            let low = try fixed(&position, 8)
+            if high == 0 { return .integer(unsigned: low) }
+            guard high == UInt64.max, Int64(bitPattern: low) < 0 else {
+                throw error("an integer beyond 64 bits")
+            }
+            return .integer(Int64(bitPattern: low))
+        }
+        return .integer(try integer(&position, sizeExponent: sizeExponent))
     }
 
     /// An integer of 2^exponent bytes: 1, 2 and 4 are unsigned, 8 signed; 16 keeps its low 8

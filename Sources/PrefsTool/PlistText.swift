@@ -21,6 +21,7 @@ package enum PlistText {
         switch value {
         case .bool(let flag): return flag ? "1" : "0"
         case .integer(let number): return String(number)
+        case .unsignedInteger(let number): return String(number)
         case .double(let real): return formatReal(real)
         case .string(let text): return quoteIfNeeded(text)
         case .date(let date): return quote(dateFormatter.string(from: date))
@@ -101,6 +102,7 @@ package enum PlistText {
         switch value {
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let number): return String(number)
+        case .unsignedInteger(let number): return String(number)
         case .double(let real): return real.isFinite ? "\(real)" : "null"
         case .string(let text): return jsonString(text)
         case .date(let date): return jsonString(ISO8601DateFormatter().string(from: date))

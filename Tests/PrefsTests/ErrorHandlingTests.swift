@@ -55,25 +55,24 @@ import Testing
     func unsupportedValuesThrowAndWriteNothing(store: StoreKind) throws {
         let issues = IssueRecorder()
         let prefs = issues.preferences(store.makeStore())
-        let counter = Preferences.Key<UInt64>("counter", default: 0)
-        try prefs.set(42, for: counter)
+        let counter = Preferences.Key<Refusing>("counter", default: Refusing(value: 0))
+        try prefs.set(Refusing(value: 42), for: counter)
 
         #expect {
-            try prefs.set(UInt64.max, for: counter)
+            try prefs.set(Refusing(value: -1), for: counter)
         } throws: { error in
             guard let error = error as? PreferenceError, case .encoding = error.reason else { return false }
-            return error.key == "counter"
-                && error.description.contains("beyond the property-list integer range")
+            return error.key == "counter" && error.description.contains("negative values are refused")
         }
-        #expect(prefs[counter] == 42)
+        #expect(prefs[counter] == Refusing(value: 42))
 
         let holes = Preferences.Key<[Int?]>("holes", default: [])
         #expect(throws: PreferenceError.self) { try prefs.set([1, nil], for: holes) }
         #expect(!prefs.hasValue(for: holes))
 
         // The subscript setter cannot throw: it reports, and the stored value stays.
-        prefs[counter] = UInt64.max
-        #expect(prefs[counter] == 42)
+        prefs[counter] = Refusing(value: -1)
+        #expect(prefs[counter] == Refusing(value: 42))
         let issue = try #require(issues.issues.last)
         guard case .writeFailed(let error) = issue.kind else {
             Issue.record("expected a write failure, got \(issue.kind)")
@@ -116,7 +115,27 @@ import Testing
             #expect(prefs[.volume] == 0.5)
             #expect(prefs[.theme] == .system)
         }
-        prefs[Preferences.Key<UInt64>("volume", default: 0)] = .max
+        prefs[Preferences.Key<[Int?]>("volume", default: [])] = [nil]
         #expect(issues.issues.map(\.key) == ["volume", "theme", "volume"])
+    }
+}
+
+/// A value whose encoding refuses negative numbers: a write that cannot be encoded.
+private struct Refusing: Codable, PreferenceValue, Equatable {
+    var value: Int
+
+    init(value: Int) { self.value = value }
+
+    func encode(to encoder: any Encoder) throws {
+        guard value >= 0 else {
+            throw EncodingError.invalidValue(
+                value, .init(codingPath: encoder.codingPath, debugDescription: "negative values are refused"))
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+
+    init(from decoder: any Decoder) throws {
+        value = try decoder.singleValueContainer().decode(Int.self)
     }
 }

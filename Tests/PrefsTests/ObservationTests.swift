@@ -145,7 +145,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         #expect(throws: PreferenceError.self) {
             try prefs.update { p in
                 p[.launchCount] = 100
-                p[Preferences.Key<UInt64>("big", default: 0)] = .max
+                p[Preferences.Key<[Int?]>("holes", default: [])] = [1, nil]  // cannot be stored
             }
         }
         #expect(prefs[.launchCount] == 5)

@@ -87,6 +87,10 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         .of("array.of-sets", [Set([1]), Set([2, 3])], default: []),
         .of("array.of-ranges", [1...2, 5...9], default: []),
         .of("dictionary.of-sets", [7: Set(["a"])], default: [:]),
+        .of("uint64.max", UInt64.max, default: 0),
+        .of("uint.max", UInt.max, default: 0),
+        .of("uint64.above-int64", UInt64(Int64.max) + 1, default: 0),
+        .of("array.uint64", [UInt64.max, 0, 1 << 63], default: []),
     ]
 }
 
@@ -130,6 +134,23 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
                 #expect(read == instant)
             }
         #endif
+    }
+
+    /// Unsigned integers above `Int64.max` have one form in the value model, keep it through the
+    /// binary encoding and Foundation's objects, and read as nothing smaller.
+    @Test func unsignedIntegersAboveInt64HaveOneForm() throws {
+        #expect(try UInt64.serialize(UInt64.max) == .unsignedInteger(UInt64.max))
+        #expect(try UInt64.serialize(5) == .integer(5), "what fits Int64 stays .integer")
+        #expect(PropertyListValue.integer(unsigned: 7) == .integer(7))
+        let big = PropertyListValue.unsignedInteger(UInt64.max)
+        #expect(try PropertyListValue(binaryEncoded: big.binaryEncoded()) == big)
+        #expect(PropertyListValue(foundationObject: big.foundationObject) == big)
+        #expect(PropertyListValue(foundationObject: NSNumber(value: UInt64.max)) == big)
+        #expect(throws: ValueCodingError.self) { try Int64.deserialize(big) }
+        #expect(try Double.deserialize(big) == Double(UInt64.max))
+        struct Counter: Codable, PreferenceValue, Equatable { var total: UInt64 }
+        let counter = Counter(total: .max)
+        #expect(try Counter.deserialize(try #require(try Counter.serialize(counter))) == counter)
     }
 
     /// Stored shapes a set, a range or a keyed dictionary cannot take fall back to the default,

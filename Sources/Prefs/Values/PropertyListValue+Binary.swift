@@ -11,6 +11,9 @@ extension PropertyListValue {
     fileprivate enum Tag: UInt8 {
         case boolFalse = 0x01
         case boolTrue, integer, double, string, date, data, array, dictionary
+        /// An integer above `Int64.max` (added after the first release: older releases report a
+        /// value with it as one they cannot decode, and ignore it).
+        case unsignedInteger
     }
 
     /// The value's binary form.
@@ -67,6 +70,7 @@ extension PropertyListValue {
             switch value {
             case .bool(let flag): bytes.append((flag ? Tag.boolTrue : Tag.boolFalse).rawValue)
             case .integer(let number): writeTagged(.integer, UInt64(bitPattern: number))
+            case .unsignedInteger(let number): writeTagged(.unsignedInteger, number)
             case .double(let real): writeTagged(.double, real.bitPattern)
             case .date(let date): writeTagged(.date, date.timeIntervalSinceReferenceDate.bitPattern)
             case .string(let text):
@@ -135,6 +139,8 @@ extension PropertyListValue {
             case .boolFalse: return .bool(false)
             case .boolTrue: return .bool(true)
             case .integer: return .integer(Int64(bitPattern: try readWord()))
+            // Read in its one canonical form, whichever tag wrote it.
+            case .unsignedInteger: return .integer(unsigned: try readWord())
             case .double: return .double(Double(bitPattern: try readWord()))
             case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readWord())))
             case .string: return .string(try readString())

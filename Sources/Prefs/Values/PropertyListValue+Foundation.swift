@@ -54,9 +54,7 @@ extension PropertyListValue {
         case UInt8(ascii: "f"), UInt8(ascii: "d"):
             self = .double(number.doubleValue)
         case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
-            // Unsigned values above Int64.max have no property-list integer form.
-            guard let value = Int64(exactly: number.uint64Value) else { return nil }
-            self = .integer(value)
+            self = .integer(unsigned: number.uint64Value)
         default:
             self = .integer(number.int64Value)
         }
@@ -83,6 +81,7 @@ extension PropertyListValue {
         case .bool(let value): value
         // `Int` where it fits (every 64-bit platform), so plain readers get the type they expect.
         case .integer(let value): Int(exactly: value).map { $0 as Any } ?? value
+        case .unsignedInteger(let value): UInt(exactly: value).map { $0 as Any } ?? value
         case .double(let value): value
         case .string(let value): value
         case .date(let value): value
@@ -90,5 +89,16 @@ extension PropertyListValue {
         case .array(let value): value.map(\.foundationObject)
         case .dictionary(let value): value.mapValues(\.foundationObject)
         }
+    }
+}
+
+extension PropertyListValue {
+    /// The integer `value`: ``integer(_:)`` when it fits `Int64`, else ``unsignedInteger(_:)``.
+    ///
+    /// ```swift
+    /// PropertyListValue.integer(unsigned: UInt64.max)  // .unsignedInteger(18446744073709551615)
+    /// ```
+    public static func integer(unsigned value: UInt64) -> PropertyListValue {
+        Int64(exactly: value).map { .integer($0) } ?? .unsignedInteger(value)
     }
 }

@@ -15,6 +15,9 @@ public enum PropertyListValue: Sendable, Hashable {
     case bool(Bool)
     /// A signed 64-bit integer (`<integer>`).
     case integer(Int64)
+    /// An integer above `Int64.max`, up to `UInt64.max` (`<integer>` too: property lists hold
+    /// unsigned 64-bit integers). Smaller integers are always ``integer(_:)``.
+    case unsignedInteger(UInt64)
     /// A double-precision real number (`<real>`).
     case double(Double)
     /// A Unicode string (`<string>`).
@@ -36,7 +39,7 @@ public enum PropertyListValue: Sendable, Hashable {
     public var typeName: String {
         switch self {
         case .bool: "boolean"
-        case .integer: "integer"
+        case .integer, .unsignedInteger: "integer"
         case .double: "float"
         case .string: "string"
         case .date: "date"
@@ -57,6 +60,7 @@ extension PropertyListValue: CustomStringConvertible {
         switch self {
         case .bool(let value): "boolean \(value)"
         case .integer(let value): "integer \(value)"
+        case .unsignedInteger(let value): "integer \(value)"
         case .double(let value): "float \(value)"
         case .string(let value): "string \(String(reflecting: value.prefix(60)))"
         case .date(let value): "date \(value.timeIntervalSince1970)"

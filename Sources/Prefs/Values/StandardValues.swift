@@ -23,19 +23,23 @@ extension Bool: PreferenceValue {
 /// Integers are stored as 64-bit property-list integers; every sized integer type shares this.
 /// (`Codable` in the constraint makes this more specific than the `Codable` default.)
 extension PreferenceValue where Self: FixedWidthInteger & Codable {
-    /// Stores the integer, or throws when it is beyond `Int64` (only `UInt`/`UInt64` can be).
+    /// Stores the integer: `.integer` when it fits `Int64`, `.unsignedInteger` above (`UInt`
+    /// and `UInt64` over their whole range).
     public static func serialize(_ value: Self) throws -> PropertyListValue? {
-        guard let wide = Int64(exactly: value) else {
+        if let wide = Int64(exactly: value) { return .integer(wide) }
+        guard let unsigned = UInt64(exactly: value) else {
             throw ValueCodingError.notRepresentable(
-                type: "\(Self.self)", reason: "\(value) is beyond the property-list integer range (Int64)")
+                type: "\(Self.self)", reason: "\(value) is beyond the property-list integer range")
         }
-        return .integer(wide)
+        return .unsignedInteger(unsigned)
     }
 
     /// Reads a stored integer, or a real with no fractional part, when it fits this type exactly.
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         switch stored {
         case .integer(let wide):
+            if let value = Self(exactly: wide) { return value }
+        case .unsignedInteger(let wide):
             if let value = Self(exactly: wide) { return value }
         case .double(let real):
             if let value = Self(exactly: real) { return value }
@@ -67,6 +71,7 @@ extension PreferenceValue where Self: BinaryFloatingPoint & Codable {
         switch stored {
         case .double(let real): return Self(real)
         case .integer(let whole): return Self(whole)
+        case .unsignedInteger(let whole): return Self(whole)
         default: throw mismatch(stored)
         }
     }

@@ -99,7 +99,7 @@ final class ReadSlots: @unchecked Sendable {
         case .integer(let number): (kind, bits) = (.integer, UInt64(bitPattern: number))
         case .double(let number): (kind, bits) = (.double, number.bitPattern)
         case .date(let date): (kind, bits) = (.date, date.timeIntervalSinceReferenceDate.bitPattern)
-        case .string, .data, .array, .dictionary: return
+        case .unsignedInteger, .string, .data, .array, .dictionary: return
         }
         let slot = self.slot(hash)
         write(slot) {

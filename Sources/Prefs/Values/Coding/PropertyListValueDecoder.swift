@@ -94,6 +94,7 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
         switch value {
         case .double(let real): return real
         case .integer(let number): if let real = Double(exactly: number) { return real }
+        case .unsignedInteger(let number): if let real = Double(exactly: number) { return real }
         default: break
         }
         throw mismatch(type, value, codingPath)
@@ -110,6 +111,7 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
     func decodeInteger<Integer: FixedWidthInteger>(_ type: Integer.Type) throws -> Integer {
         switch value {
         case .integer(let number): if let exact = Integer(exactly: number) { return exact }
+        case .unsignedInteger(let number): if let exact = Integer(exactly: number) { return exact }
         case .double(let real): if let exact = Integer(exactly: real) { return exact }
         default: break
         }

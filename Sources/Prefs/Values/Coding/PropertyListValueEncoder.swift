@@ -158,10 +158,12 @@ private struct NodeEncoder: Encoder {
     }
 }
 
-/// Scalars as property-list values: every integer type as `.integer` when it fits `Int64`.
+/// Scalars as property-list values: every integer type as `.integer` when it fits `Int64`,
+/// `.unsignedInteger` above (up to `UInt64.max`).
 private func integer<Integer: FixedWidthInteger>(_ value: Integer, _ codingPath: [any CodingKey]) throws
     -> PropertyListValue
 {
+    if let unsigned = UInt64(exactly: value) { return .integer(unsigned: unsigned) }
     guard let wide = Int64(exactly: value) else {
         throw EncodingError.invalidValue(
             value,
