@@ -1,5 +1,6 @@
 #if PREFS_POSTGRESQL && (os(macOS) || os(Linux))
     import Foundation
+    import Observation
     import PrefsTestSupport
     import Prefs
     import PrefsPostgres
@@ -44,6 +45,25 @@
             #expect(writer.status == 0, "\(writer.stderr)")
             #expect(await eventually { seen.withLock { $0 } == ["hello fleet"] })
             _ = observation
+        }
+
+        /// `@Pref` on a PostgresStore: a write from another process (another machine's path)
+        /// is announced to Observation once.
+        @Test func aPrefPropertySeesAnotherProcessesWrite() async throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let prefs = Preferences(store: try PostgresStore(url: server.url, namespace: "ns"))
+            let greeting = Pref(Preferences.Key<String?>("greeting"), in: prefs)
+            let announced = Locked(0)
+            withObservationTracking {
+                _ = greeting.wrappedValue
+            } onChange: {
+                announced.withLock { $0 += 1 }
+            }
+            let writer = try Helper.run(["pg-set", server.url, "ns", "greeting", "hello fleet"])
+            #expect(writer.status == 0, "\(writer.stderr)")
+            #expect(await eventually { announced.withLock { $0 } == 1 })
+            #expect(greeting.wrappedValue == "hello fleet")
         }
 
         @Test func fourProcessesWritingLoseNothing() throws {
