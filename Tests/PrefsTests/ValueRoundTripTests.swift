@@ -83,6 +83,8 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         .of("range.empty", 3..<3, default: 0..<1),
         .of("dictionary.int-keys", [1: "one", -2: "minus two"], default: [:]),
         .of("dictionary.bool-keys", [true: [1, 2], false: []], default: [:]),
+        .of("dictionary.double-keys", [0.1: "a tenth", -2.5: "minus"], default: [:]),
+        .of("dictionary.character-keys", [Character("é"): 1, "z": 2], default: [:]),
         .of("cgfloat", CGFloat(0.5), default: 0),
         .of("array.of-sets", [Set([1]), Set([2, 3])], default: []),
         .of("array.of-ranges", [1...2, 5...9], default: []),

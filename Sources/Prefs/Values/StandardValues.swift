@@ -164,8 +164,10 @@ extension Array: PreferenceValue where Element: PreferenceValue {
 
 /// A type whose values can key a stored dictionary.
 ///
-/// A key is written as its `description` and read back with `init?(_:)`. `String`, the integer
-/// types and `Bool` are such types; declare your own in one line.
+/// A key is written as its `description` and read back with `init?(_:)`. `String`, `Substring`,
+/// `Character`, the integer types, `Double`, `Float` and `Bool` are such types; declare your own
+/// (any `LosslessStringConvertible & Hashable & Sendable` type) in one line. (A protocol of its
+/// own because Swift cannot make `Dictionary`'s conformance depend on its key being `Sendable`.)
 ///
 /// ```swift
 /// extension Weekday: PreferenceDictionaryKey {}  // Weekday: LosslessStringConvertible, Hashable
@@ -185,6 +187,10 @@ extension UInt16: PreferenceDictionaryKey {}
 extension UInt32: PreferenceDictionaryKey {}
 extension UInt64: PreferenceDictionaryKey {}
 extension Bool: PreferenceDictionaryKey {}
+extension Double: PreferenceDictionaryKey {}
+extension Float: PreferenceDictionaryKey {}
+extension Character: PreferenceDictionaryKey {}
+extension Substring: PreferenceDictionaryKey {}
 
 extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value: PreferenceValue {
     /// Stores the entries as `<dict>`, each key as its `description` (`[Int: V]` keys become
