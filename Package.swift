@@ -87,7 +87,8 @@ let package = Package(
         .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper"]),
         .testTarget(
-            name: "PrefsCLITests", dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTestHelper"]),
+            name: "PrefsCLITests",
+            dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsPostgresTests",
             dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI"]

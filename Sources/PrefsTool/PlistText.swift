@@ -16,7 +16,7 @@ package enum PlistText {
     }
 
     /// Old-style plist text, indented by four spaces a level.
-    static func oldStyle(_ value: PropertyListValue, indent: String = "") -> String {
+    package static func oldStyle(_ value: PropertyListValue, indent: String = "") -> String {
         let inner = indent + "    "
         switch value {
         case .bool(let flag): return flag ? "1" : "0"
@@ -57,11 +57,17 @@ package enum PlistText {
         return "\(real)"
     }
 
+    /// The characters CoreFoundation reads in an unquoted string (`isValidUnquotedStringCharacter`).
     private static let bareCharacters = Set(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$+/:.-")
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$/:.-".unicodeScalars)
 
+    /// `text` bare when CoreFoundation (and GNUstep) would read it back as the same string,
+    /// otherwise quoted: only its unquoted characters, and nothing a reader takes for a comment.
     static func quoteIfNeeded(_ text: String) -> String {
-        !text.isEmpty && text.allSatisfy(bareCharacters.contains) ? text : quote(text)
+        let bare =
+            !text.isEmpty && text.unicodeScalars.allSatisfy(bareCharacters.contains)
+            && !text.contains("//") && !text.contains("/*")
+        return bare ? text : quote(text)
     }
 
     static func quote(_ text: String) -> String {
@@ -263,12 +269,16 @@ package enum PlistText {
     }
 }
 
-/// A small recursive-descent parser for old-style (OpenStep) plist text.
+/// A small recursive-descent parser for old-style (OpenStep) plist text, over Unicode scalars as
+/// CoreFoundation's is (a combining mark after a quote must not hide the quote), with its
+/// comments (`/* … */` and `// …` wherever whitespace may be), its escapes (`\n \t \r \a \b \f
+/// \v`, octal `\101`, `\U` and four hex digits, a surrogate pair as one character) and a trailing
+/// comma in an array.
 private struct OldStyleParser {
-    let characters: [Character]
+    let characters: [Unicode.Scalar]
     var position = 0
 
-    init(_ text: String) { characters = Array(text) }
+    init(_ text: String) { characters = Array(text.unicodeScalars) }
 
     var isAtEnd: Bool { position >= characters.count }
 
@@ -276,8 +286,29 @@ private struct OldStyleParser {
         .badInput("malformed plist text at character \(position + 1): \(message)")
     }
 
+    /// Skips whitespace and comments.
     mutating func skipWhitespace() {
-        while !isAtEnd, characters[position].isWhitespace { position += 1 }
+        while !isAtEnd {
+            if characters[position].properties.isWhitespace {
+                position += 1
+            } else if characters[position] == "/", position + 1 < characters.count,
+                characters[position + 1] == "/"
+            {
+                while !isAtEnd, characters[position] != "\n", characters[position] != "\r" { position += 1 }
+            } else if characters[position] == "/", position + 1 < characters.count,
+                characters[position + 1] == "*"
+            {
+                position += 2
+                while position + 1 < characters.count,
+                    !(characters[position] == "*" && characters[position + 1] == "/")
+                {
+                    position += 1
+                }
+                position = min(position + 2, characters.count)
+            } else {
+                return
+            }
+        }
     }
 
     mutating func parseValue(depth: Int = 0) throws -> PropertyListValue {
@@ -285,7 +316,7 @@ private struct OldStyleParser {
         guard !isAtEnd else { throw error("a value is missing") }
         // `depth` containers enclose this value. One more level than a stored value may have is
         // allowed: a whole domain's dictionary holds them.
-        if "{(".contains(characters[position]), depth > PropertyListValue.maximumNestingDepth {
+        if "{(".unicodeScalars.contains(characters[position]), depth > PropertyListValue.maximumNestingDepth {
             throw error("nested too deeply")
         }
         switch characters[position] {
@@ -332,12 +363,14 @@ private struct OldStyleParser {
     mutating func parseArray(depth: Int) throws -> PropertyListValue {
         position += 1
         var elements: [PropertyListValue] = []
-        skipWhitespace()
-        if !isAtEnd, characters[position] == ")" {
-            position += 1
-            return .array([])
-        }
         while true {
+            skipWhitespace()
+            guard !isAtEnd else { throw error("')' is missing") }
+            // Empty, or after a trailing comma.
+            if characters[position] == ")" {
+                position += 1
+                return .array(elements)
+            }
             elements.append(try parseValue(depth: depth + 1))
             skipWhitespace()
             guard !isAtEnd else { throw error("')' is missing") }
@@ -354,7 +387,9 @@ private struct OldStyleParser {
         position += 1
         var hex = ""
         while !isAtEnd, characters[position] != ">" {
-            if !characters[position].isWhitespace { hex.append(characters[position]) }
+            if !characters[position].properties.isWhitespace {
+                hex.unicodeScalars.append(characters[position])
+            }
             position += 1
         }
         guard !isAtEnd else { throw error("'>' is missing") }
@@ -365,11 +400,11 @@ private struct OldStyleParser {
 
     mutating func parseQuoted() throws -> String {
         position += 1
-        var result = ""
+        var result = String.UnicodeScalarView()
         while !isAtEnd {
             let character = characters[position]
             position += 1
-            if character == "\"" { return result }
+            if character == "\"" { return String(result) }
             guard character == "\\" else {
                 result.append(character)
                 continue
@@ -381,28 +416,66 @@ private struct OldStyleParser {
             case "n": result.append("\n")
             case "t": result.append("\t")
             case "r": result.append("\r")
-            case "U", "u":
-                let digits = String(characters[position..<min(position + 4, characters.count)])
-                guard digits.count == 4, let code = UInt32(digits, radix: 16),
-                    let scalar = Unicode.Scalar(code)
-                else {
-                    throw error("\\U needs four hexadecimal digits")
+            case "a": result.append("\u{07}")
+            case "b": result.append("\u{08}")
+            case "f": result.append("\u{0C}")
+            case "v": result.append("\u{0B}")
+            case "0"..."7":
+                // Up to three octal digits: a byte, which is the character of that code.
+                var code = escaped.value - 0x30
+                for _ in 0..<2 {
+                    guard !isAtEnd, ("0"..."7").contains(characters[position]) else { break }
+                    code = code * 8 + characters[position].value - 0x30
+                    position += 1
                 }
-                position += 4
-                result.unicodeScalars.append(scalar)
+                guard let scalar = Unicode.Scalar(code & 0xFF) else { throw error("a bad octal escape") }
+                result.append(scalar)
+            case "U", "u":
+                let code = try hexCode()
+                if (0xD800...0xDBFF).contains(code) {
+                    // A high surrogate: the low one follows as another `\U`.
+                    guard position + 1 < characters.count, characters[position] == "\\",
+                        characters[position + 1] == "U" || characters[position + 1] == "u"
+                    else { throw error("a surrogate pair needs its second half") }
+                    position += 2
+                    let low = try hexCode()
+                    guard (0xDC00...0xDFFF).contains(low),
+                        let scalar = Unicode.Scalar(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+                    else { throw error("a surrogate pair needs its second half") }
+                    result.append(scalar)
+                } else {
+                    guard let scalar = Unicode.Scalar(code) else { throw error("a lone surrogate in \\U") }
+                    result.append(scalar)
+                }
             default: result.append(escaped)
             }
         }
         throw error("a closing '\"' is missing")
     }
 
+    /// Four hexadecimal digits after `\U`.
+    private mutating func hexCode() throws -> UInt32 {
+        let end = min(position + 4, characters.count)
+        var digits = String.UnicodeScalarView()
+        digits.append(contentsOf: characters[position..<end])
+        guard digits.count == 4, let code = UInt32(String(digits), radix: 16) else {
+            throw error("\\U needs four hexadecimal digits")
+        }
+        position += 4
+        return code
+    }
+
     mutating func parseBare() throws -> String {
         let start = position
-        while !isAtEnd, !characters[position].isWhitespace, !"{}()<>=;,\"".contains(characters[position]) {
+        while !isAtEnd, !characters[position].properties.isWhitespace,
+            !"{}()<>=;,\"".unicodeScalars.contains(characters[position])
+        {
             position += 1
         }
         guard position > start else { throw error("unexpected '\(characters[position])'") }
-        return String(characters[start..<position])
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: characters[start..<position])
+        return String(text)
     }
 }
 
