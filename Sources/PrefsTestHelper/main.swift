@@ -158,6 +158,25 @@ do {
         }
         try store.flush()
         fail("the checkpoint did not reach \(step)")
+    case "sqlite-killed-move":
+        // PATH COUNT: writes k<i> = i for COUNT values, then moves the journal into SQLite; while
+        // the move commits, writes m<j> = j for 50 more, which stay in the journal and are copied
+        // to its top; kills itself with SIGKILL half-way through that copy.
+        let path = argument(1)
+        let store = try SQLiteStore(path: path)
+        for index in 0..<(Int64(argument(2)) ?? 100) {
+            try store.setValue(.integer(index), forKey: "k\(index)")
+        }
+        SQLiteStore.checkpointHooks.withLock { hooks in
+            hooks[path] = { (reached: SQLiteStore.CheckpointStep) in
+                if reached == .afterCommit {
+                    for index in 0..<50 { try? store.setValue(.integer(Int64(index)), forKey: "m\(index)") }
+                }
+                if reached == .duringMove { kill(getpid(), SIGKILL) }
+            }
+        }
+        try store.flush()
+        fail("the checkpoint did not reach the move")
     case "sqlite-dump":
         // PATH: every key and value, sorted, one per line.
         for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: {

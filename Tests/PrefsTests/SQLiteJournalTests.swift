@@ -63,7 +63,7 @@
         /// A process killed at each step of moving the journal into SQLite (before the commit,
         /// after it, after the records are dropped): every write is there once, in order, and
         /// the next process moves what is left.
-        @Test(arguments: SQLiteStore.CheckpointStep.allCases)
+        @Test(arguments: [SQLiteStore.CheckpointStep.beforeCommit, .afterCommit, .afterDrop])
         func killedAtAStepOfACheckpointLosesNothingAndRepeatsNothing(step: SQLiteStore.CheckpointStep)
             throws
         {
@@ -86,6 +86,28 @@
             let connection = try SQLiteConnection(path: path, readOnly: true)
             #expect(
                 try connection.integer("SELECT count(*) FROM prefs_entries WHERE value IS NOT NULL") == 601)
+        }
+
+        /// A process killed half-way through copying the records written during a checkpoint to
+        /// the top of the journal loses none of them: the move is noted in the header first, and
+        /// the next holder of the lock finishes it (the walk alone would have cut the records at
+        /// the half-copied one).
+        @Test func killedWhileMovingRecordsLosesNone() throws {
+            let path = TestFiles.uniquePath("killed-move")
+            let output = try Helper.run(["sqlite-killed-move", path, "300"])
+            #expect(output.status == SIGKILL, "\(output.stderr)")
+            let (values, stderr) = try dump(path)
+            #expect(stderr.contains("finished moving"), "\(stderr)")
+            for index in 0..<300 where values["k\(index)"] != "integer \(index)" {
+                Issue.record("k\(index) is \(values["k\(index)"] ?? "missing")")
+                return
+            }
+            for index in 0..<50 where values["m\(index)"] != "integer \(index)" {
+                Issue.record(
+                    "m\(index), written during the checkpoint, is \(values["m\(index)"] ?? "missing")")
+                return
+            }
+            #expect(try integrityCheck(path) == "ok")
         }
 
         @Test func killedWhileUpdatingLeavesEachUpdateWhole() throws {

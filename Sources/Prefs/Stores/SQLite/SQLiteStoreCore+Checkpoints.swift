@@ -116,7 +116,9 @@ extension SQLiteStoreCore {
             // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
             // moved records meanwhile, which `drop` sees by the generation).
             try journal.withLock(timeout: options.busyTimeout) { locked in
-                journal.drop(through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked)
+                journal.drop(
+                    through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
+                    midway: { self.checkpointStep(.duringMove) })
                 checkpointStep(.afterDrop)
             }
         }
@@ -134,6 +136,9 @@ extension SQLiteStore {
         case beforeCommit
         /// Committed; the records are still in the journal.
         case afterCommit
+        /// Half-way through copying the records written meanwhile to the top of the journal (only
+        /// reached when there are such records).
+        case duringMove
         /// The records are dropped from the journal; its lock is still held.
         case afterDrop
     }

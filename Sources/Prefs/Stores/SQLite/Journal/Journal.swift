@@ -44,6 +44,14 @@ final class Journal: @unchecked Sendable {
         static let baseOffset = 48
         static let generationOffset = 56
         static let fileSizeOffset = 64
+        /// A move of records to the top in progress (zero when none is).
+        ///
+        /// Where they come from, how many bytes, and the base sequence number it sets. Written
+        /// before the copy starts, so a process killed while copying leaves enough for the next
+        /// holder to finish it.
+        static let moveFromOffset = 72
+        static let moveLengthOffset = 80
+        static let moveBaseOffset = 88
         static let lockOffset = 128
         /// The address space reserved for the mapping: the most the journal can hold at once.
         ///
@@ -214,6 +222,7 @@ final class Journal: @unchecked Sendable {
     ///
     /// Called holding the lock, or while opening under `flock`.
     func repair(reason: String?, locked: Locked? = nil) {
+        finishInterruptedMove()
         let fileEnd = actualFileSize()
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: fileEnd, after: baseSequence)
         while scan.next() != nil {}
@@ -333,7 +342,7 @@ final class Journal: @unchecked Sendable {
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
     func drop(
         through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
-        locked: Locked
+        locked: Locked, midway: (() -> Void)? = nil
     ) {
         guard baseSequence < checkpointed else { return }
         var keepFrom = writeOffset
@@ -344,14 +353,53 @@ final class Journal: @unchecked Sendable {
         }
         let kept = writeOffset - keepFrom
         guard Layout.headerSize + kept <= keepFrom else { return }
+        // The move is written down first: if this process dies while copying, the records are
+        // still whole where they come from (the copy goes below them), and the next holder of
+        // the lock copies them again (see `finishInterruptedMove`).
+        set(Layout.moveFromOffset, keepFrom)
+        set(Layout.moveLengthOffset, kept)
+        set(Layout.moveBaseOffset, min(checkpointed, sequence))
         set(Layout.generationOffset, generation &+ 1)  // odd: records are moving
         prefs_atomic_fence()
-        if kept > 0 {
-            (mapping + Layout.headerSize).copyMemory(from: mapping + keepFrom, byteCount: kept)
-        }
-        set(Layout.writeOffsetOffset, Layout.headerSize + kept)
-        set(Layout.baseOffset, min(checkpointed, sequence))
+        moveRecords(from: keepFrom, count: kept, base: min(checkpointed, sequence), midway: midway)
         set(Layout.generationOffset, generation &+ 1)  // even again
+    }
+
+    /// Copies `count` bytes of records from `source` to the top, then says where they end and
+    /// which sequence numbers were dropped, and clears the note of the move.
+    private func moveRecords(from source: Int, count: Int, base: UInt64, midway: (() -> Void)? = nil) {
+        if count > 0 {
+            let half = count / 2
+            (mapping + Layout.headerSize).copyMemory(from: mapping + source, byteCount: half)
+            midway?()
+            (mapping + Layout.headerSize + half).copyMemory(
+                from: mapping + source + half, byteCount: count - half)
+        }
+        set(Layout.writeOffsetOffset, Layout.headerSize + count)
+        set(Layout.baseOffset, base)
+        set(Layout.moveLengthOffset, 0)
+        set(Layout.moveFromOffset, 0)
+    }
+
+    /// Finishes a move of records that a killed process left half done (holding the lock): the
+    /// records are whole where they came from, so they are copied again.
+    func finishInterruptedMove() {
+        let source = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveFromOffset))
+        let count = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveLengthOffset))
+        guard source > 0 || count > 0 else { return }
+        let base = load(UInt64.self, at: Layout.moveBaseOffset)
+        // Only a note that describes a move this file can hold is followed; anything else is
+        // damage, cleared, and left to the walk through the records.
+        let fileEnd = actualFileSize()
+        guard count >= 0, source >= Layout.headerSize + count, source <= fileEnd - count,
+            base <= sequence
+        else {
+            set(Layout.moveLengthOffset, 0)
+            set(Layout.moveFromOffset, 0)
+            return
+        }
+        moveRecords(from: source, count: count, base: max(base, baseSequence))
+        report("finished moving \(count) bytes of records that a stopped process was moving")
     }
 
     /// Where the first record numbered after `sequence` starts (or `end`), reading only the
