@@ -1,6 +1,7 @@
 #if os(macOS) || os(Linux)
     import Foundation
     import Prefs
+    import PrefsTestSupport
     import PrefsTool
     import Testing
 
@@ -8,18 +9,6 @@
     /// `prefs read` prints reads back as the same value in Foundation's (CoreFoundation's)
     /// old-style parser and in `prefs write`'s own, for strings from the whole of Unicode.
     @Suite struct CLIPrintingTests {
-        /// SplitMix64, seeded: a failure names the sequence that found it.
-        struct SeededGenerator: RandomNumberGenerator {
-            var state: UInt64
-            mutating func next() -> UInt64 {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
-        }
-
         /// Pieces strings are made of: punctuation a plist reader gives meaning to, comment
         /// openers, escapes, whitespace and controls, combining marks (after a quote too),
         /// letters of several scripts, and characters beyond the Basic Multilingual Plane.

@@ -7,18 +7,6 @@ import Testing
 /// The SQLite store's read path: the cache's table (`KeyTable`), values decoded when first read,
 /// and the slots plain values are read from without a lock (`ReadSlots`).
 @Suite struct SQLiteReadPathTests {
-    /// SplitMix64: a seeded generator, so a failure names the sequence that found it.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Random sets and removals on a few hundred keys (so the table grows, wraps around its end
     /// and shifts entries back on removal) agree with a dictionary after every step.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
