@@ -44,9 +44,10 @@ let commands: [Command] = [
     Command(
         name: "write", usage: "write DOMAIN KEY VALUE | write DOMAIN 'PLIST'",
         summary: """
-            store a value: plist text, or a typed flag: -string S, -int N, -integer N, -float F,
-                  -bool[ean] true|false|yes|no, -date D, -data HEX, -array V…, -array-add V…,
-                  -dict K V…, -dict-add K V…; with a plist dictionary alone, replace the whole domain
+            store a value: plist text (old-style or XML), or a typed flag: -string S, -int N,
+                  -integer N, -float F, -bool[ean] true|false|yes|no, -date D, -data HEX, -array V…,
+                  -array-add V…, -dict K V…, -dict-add K V…; with a plist dictionary alone, replace
+                  the whole domain
             """,
         example: "prefs write com.example.app volume -float 0.5", arguments: 2...Int.max, run: write),
     Command(

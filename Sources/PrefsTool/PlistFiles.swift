@@ -42,7 +42,7 @@ enum PlistFiles {
         case .unsignedInteger(let number): text += "\(indent)<integer>\(number)</integer>\n"
         case .double(let real): text += "\(indent)<real>\(xmlReal(real))</real>\n"
         case .string(let string): text += "\(indent)<string>\(escaped(string))</string>\n"
-        case .date(let date): text += "\(indent)<date>\(iso8601.string(from: date))</date>\n"
+        case .date(let date): text += "\(indent)<date>\(CalendarDate.iso8601(date))</date>\n"
         case .data(let bytes): text += "\(indent)<data>\(bytes.base64EncodedString())</data>\n"
         case .array(let elements):
             guard !elements.isEmpty else {
@@ -74,13 +74,6 @@ enum PlistFiles {
             }
         }
         return result
-    }
-
-    /// XML plist dates: `2024-01-31T12:00:00Z` (a new formatter: they are not `Sendable`).
-    static var iso8601: ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter
     }
 
     // MARK: - Reading
@@ -214,7 +207,10 @@ private struct XMLReader {
             guard isAtEnd else { throw error("unexpected text after </plist>") }
             return value
         }
-        return try value(opening: first, depth: 0)
+        let value = try value(opening: first, depth: 0)
+        try skipMarkup()
+        guard isAtEnd else { throw error("unexpected text after the value") }
+        return value
     }
 
     mutating func value(opening: (name: String, closing: Bool, empty: Bool), depth: Int) throws
@@ -270,7 +266,7 @@ private struct XMLReader {
             return .value(.double(real))
         case "date":
             let raw = try text(closing: "date").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let date = PlistFiles.iso8601.date(from: raw) else { throw error("not a date: \(raw)") }
+            guard let date = CalendarDate.parse(raw) else { throw error("not a date: \(raw)") }
             return .value(.date(date))
         case "data":
             let raw = opening.empty ? "" : try text(closing: "data")

@@ -10,7 +10,7 @@ package enum PlistText {
     static func bare(_ value: PropertyListValue) -> String {
         switch value {
         case .string(let text): text
-        case .date(let date): dateFormatter.string(from: date)
+        case .date(let date): CalendarDate.plistText(date)
         default: oldStyle(value)
         }
     }
@@ -24,7 +24,7 @@ package enum PlistText {
         case .unsignedInteger(let number): return String(number)
         case .double(let real): return formatReal(real)
         case .string(let text): return quoteIfNeeded(text)
-        case .date(let date): return quote(dateFormatter.string(from: date))
+        case .date(let date): return quote(CalendarDate.plistText(date))
         case .data(let bytes): return "<" + bytes.map { String(format: "%02x", $0) }.joined() + ">"
         case .array(let elements):
             guard !elements.isEmpty else { return "(\n\(indent))" }
@@ -92,14 +92,6 @@ package enum PlistText {
         return result + "\""
     }
 
-    static let dateFormatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        return formatter
-    }()
-
     // MARK: - JSON
 
     /// JSON for scripts: dates as ISO 8601 strings, data as base64, non-finite reals as null.
@@ -111,7 +103,7 @@ package enum PlistText {
         case .unsignedInteger(let number): return String(number)
         case .double(let real): return real.isFinite ? "\(real)" : "null"
         case .string(let text): return jsonString(text)
-        case .date(let date): return jsonString(ISO8601DateFormatter().string(from: date))
+        case .date(let date): return jsonString(CalendarDate.iso8601(date))
         case .data(let bytes): return jsonString(bytes.base64EncodedString())
         case .array(let elements):
             guard !elements.isEmpty else { return "[]" }
@@ -244,11 +236,23 @@ package enum PlistText {
         guard let opening = text.first(where: { !$0.isWhitespace }), "{(<\"".contains(opening) else {
             return .string(text)
         }
+        if opening == "<", isXMLElement(text) { return try PlistFiles.readXML(Data(text.utf8)).value }
         var parser = OldStyleParser(text)
         let value = try parser.parseValue()
         parser.skipWhitespace()
         guard parser.isAtEnd else { throw parser.error("unexpected text after the value") }
         return value
+    }
+
+    /// Whether text that opens with `<` is XML (`<integer>5</integer>`, `<dict>…`, `<?xml …`), as
+    /// `defaults write` takes it, rather than old-style data (`<0fa1 2b>`): a plist element's name
+    /// always has a letter no hexadecimal digit has.
+    package static func isXMLElement(_ text: String) -> Bool {
+        guard let open = text.firstIndex(of: "<") else { return false }
+        let after = text[text.index(after: open)...]
+        if after.hasPrefix("?") || after.hasPrefix("!") { return true }
+        let name = after.prefix { $0.isLetter }
+        return name.contains { !$0.isHexDigit }
     }
 
     /// Parses a whole domain (`write DOMAIN 'PLIST'`, an old-style `import`): XML or old-style

@@ -69,7 +69,7 @@ enum WriteAction: Equatable {
         },
         "-bool": parseBool, "-boolean": parseBool,
         "-date": { text in
-            guard let date = parseDate(text) else {
+            guard let date = CalendarDate.parse(text) else {
                 throw CLIError.badInput(
                     "-date needs a date such as 2024-05-01T12:00:00Z or '2024-05-01 12:00:00 +0000', got '\(text)'"
                 )
@@ -98,48 +98,6 @@ enum WriteAction: Equatable {
         case "false", "no", "0": return .bool(false)
         default: throw CLIError.badInput("-bool needs true, false, yes or no, got '\(text)'")
         }
-    }
-
-    static func parseDate(_ text: String) -> Date? {
-        // Formatters roll an impossible day into the next month (2024-02-30 is March 1st):
-        // check the calendar fields as written first.
-        guard fieldsAreReal(text) else { return nil }
-        let iso = ISO8601DateFormatter()
-        if let date = iso.date(from: text) { return date }
-        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = iso.date(from: text) { return date }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        for format in ["yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
-    }
-
-    /// Whether the `yyyy-MM-dd` date and the `HH:mm:ss` time a text starts with (when it does)
-    /// name a real day and time of the proleptic Gregorian calendar.
-    static func fieldsAreReal(_ text: String) -> Bool {
-        let characters = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= characters.count,
-                characters[range].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-            else { return nil }
-            return Int(String(decoding: characters[range], as: UTF8.self))
-        }
-        guard let year = number(0..<4), characters.count >= 10, characters[4] == UInt8(ascii: "-"),
-            characters[7] == UInt8(ascii: "-"), let month = number(5..<7), let day = number(8..<10)
-        else { return true }  // not this shape: the formatters decide
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...days[month - 1]).contains(day) else { return false }
-        if characters.count >= 19, let hour = number(11..<13), let minute = number(14..<16),
-            let second = number(17..<19)
-        {
-            return hour <= 23 && minute <= 59 && second <= 59
-        }
-        return true
     }
 
     /// One value: a type flag and its text, or plist text.
