@@ -7,11 +7,25 @@ package enum PlistText {
     // MARK: - Printing
 
     /// A value as `defaults read` prints it: scalars bare, collections as old-style plist text.
-    static func bare(_ value: PropertyListValue) -> String {
+    package static func bare(_ value: PropertyListValue) -> String {
         switch value {
         case .string(let text): text
+        case .bool, .integer, .unsignedInteger, .double, .date: scalarText(value)
+        case .data, .array, .dictionary: oldStyle(value)
+        }
+    }
+
+    /// The text of a number, a boolean or a date (`1`, `0.5`, `1e+20`,
+    /// `2024-05-01 12:00:00 +0000`); old-style text holds them as strings.
+    private static func scalarText(_ value: PropertyListValue) -> String {
+        switch value {
+        case .bool(let flag): flag ? "1" : "0"
+        case .integer(let number): String(number)
+        case .unsignedInteger(let number): String(number)
+        case .double(let real): formatReal(real)
         case .date(let date): CalendarDate.plistText(date)
-        default: oldStyle(value)
+        case .string(let text): text
+        case .data, .array, .dictionary: oldStyle(value)
         }
     }
 
@@ -19,12 +33,9 @@ package enum PlistText {
     package static func oldStyle(_ value: PropertyListValue, indent: String = "") -> String {
         let inner = indent + "    "
         switch value {
-        case .bool(let flag): return flag ? "1" : "0"
-        case .integer(let number): return String(number)
-        case .unsignedInteger(let number): return String(number)
-        case .double(let real): return formatReal(real)
+        // `1e+20` and a date hold characters CoreFoundation does not read bare: quoted as needed.
+        case .bool, .integer, .unsignedInteger, .double, .date: return quoteIfNeeded(scalarText(value))
         case .string(let text): return quoteIfNeeded(text)
-        case .date(let date): return quote(CalendarDate.plistText(date))
         case .data(let bytes): return "<" + bytes.map { String(format: "%02x", $0) }.joined() + ">"
         case .array(let elements):
             guard !elements.isEmpty else { return "(\n\(indent))" }

@@ -61,6 +61,111 @@
             }
         }
 
+        /// A string of pieces, or of scalars drawn from the whole of Unicode (no surrogates).
+        static func anyString(_ random: inout SeededGenerator) -> String {
+            guard random.next() % 2 == 0 else { return randomString(&random) }
+            var text = String.UnicodeScalarView()
+            for _ in 0..<(random.next() % 5) {
+                let value = UInt32(random.next() % 0x11_0000)
+                if let scalar = Unicode.Scalar(value) { text.append(scalar) }
+            }
+            return String(text)
+        }
+
+        /// A value of any kind, containers nested up to `depth` levels.
+        static func randomValue(_ random: inout SeededGenerator, depth: Int) -> PropertyListValue {
+            let kinds: UInt64 = depth > 0 ? 10 : 8
+            switch random.next() % kinds {
+            case 0: return .bool(random.next() % 2 == 0)
+            case 1: return .integer(Int64(bitPattern: random.next()) >> (random.next() % 64))
+            case 2: return .unsignedInteger(random.next())
+            case 3:
+                let special: [Double] = [0, -0.0, 1e20, -1.5e-300, .infinity, .pi, 0.1]
+                return .double(
+                    random.next() % 2 == 0
+                        ? special[Int(random.next() % UInt64(special.count))]
+                        : Double(bitPattern: random.next() & ~(0x7FF << 52)) * 1e10)
+            case 4:
+                return .date(
+                    Date(
+                        timeIntervalSinceReferenceDate: Double(
+                            Int64(random.next() % 600_000_000_000) - 300_000_000_000)))
+            case 5:
+                return .data(
+                    Data((0..<(random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+            case 6, 7: return .string(anyString(&random))
+            case 8:
+                return .array((0..<(random.next() % 4)).map { _ in randomValue(&random, depth: depth - 1) })
+            default:
+                var entries: [String: PropertyListValue] = [:]
+                for _ in 0..<(random.next() % 4) {
+                    entries[anyString(&random)] = randomValue(&random, depth: depth - 1)
+                }
+                return .dictionary(entries)
+            }
+        }
+
+        /// What old-style text holds of a value: numbers, booleans and dates as the strings
+        /// `prefs read` prints for them, data and containers as they are.
+        static func textImage(_ value: PropertyListValue) -> PropertyListValue {
+            switch value {
+            case .string, .data: value
+            case .array(let elements): .array(elements.map(textImage))
+            case .dictionary(let entries): .dictionary(entries.mapValues(textImage))
+            case .bool, .integer, .unsignedInteger, .double, .date: .string(PlistText.bare(value))
+            }
+        }
+
+        /// Foundation's parse of old-style text as a value: strings, data, arrays, dictionaries.
+        static func fromFoundation(_ object: Any) -> PropertyListValue? {
+            switch object {
+            case let text as String: return .string(text)
+            case let bytes as Data: return .data(bytes)
+            case let elements as [Any]:
+                let values = elements.compactMap(fromFoundation)
+                return values.count == elements.count ? .array(values) : nil
+            case let entries as [String: Any]:
+                let values = entries.compactMapValues(fromFoundation)
+                return values.count == entries.count ? .dictionary(values) : nil
+            default: return nil
+            }
+        }
+
+        /// Every kind of value, nested: what `prefs read` prints of it is read back by Foundation's
+        /// parser and by `prefs write`'s as the same text image, scalar by scalar.
+        @Test(arguments: [11, 12, 13] as [UInt64])
+        func printedValuesOfEveryKindReadBackTheSame(seed: UInt64) throws {
+            var random = SeededGenerator(state: seed)
+            for _ in 0..<300 {
+                // A scalar alone prints as its bare text, not as plist text: hold it in an array.
+                var value = Self.randomValue(&random, depth: 3)
+                switch value {
+                case .array, .dictionary: break
+                default: value = .array([value])
+                }
+                let image = Self.scalarExact(Self.textImage(value))
+                let printed = PlistText.bare(value)
+                let parsed = try PropertyListSerialization.propertyList(from: Data(printed.utf8), format: nil)
+                #expect(Self.fromFoundation(parsed).map(Self.scalarExact) == image, "\(printed)")
+                #expect(Self.scalarExact(try PlistText.parse(printed)) == image, "\(printed)")
+            }
+        }
+
+        /// A value with every string spelled out as its Unicode scalars, so that two strings
+        /// Swift calls equal (canonically equivalent) but that differ in their scalars differ here.
+        static func scalarExact(_ value: PropertyListValue) -> String {
+            switch value {
+            case .string(let text):
+                return "s" + text.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: ".")
+            case .array(let elements): return "(" + elements.map(scalarExact).joined(separator: ",") + ")"
+            case .dictionary(let entries):
+                return "{"
+                    + entries.map { scalarExact(.string($0.key)) + "=" + scalarExact($0.value) }.sorted()
+                    .joined(separator: ";") + "}"
+            default: return "\(value)"
+            }
+        }
+
         @Test func stringsCoreFoundationWouldMisreadAreQuoted() {
             #expect(PlistText.oldStyle(.string("//k")) == "\"//k\"")
             #expect(PlistText.oldStyle(.string("a+b")) == "\"a+b\"")
