@@ -231,7 +231,8 @@ private func watch(_ invocation: Invocation) throws {
     let key = invocation.arguments.count == 2 ? invocation.argument(1) : nil
     let store = try invocation.store.store(domain)
     let json = invocation.json
-    let observation = store.observe { change in
+    // Without a key, the keys stored now: all a store that watches key by key can be told of.
+    let observation = store.observe(keys: key.map { [$0] } ?? store.keys()) { change in
         for changedKey in change.values.keys.sorted() where key == nil || changedKey == StoreKey(key!) {
             let value = change.values[changedKey]!
             let changedKey = changedKey.name

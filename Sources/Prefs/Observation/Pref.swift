@@ -91,7 +91,7 @@ final class PrefSource<Value: PreferenceValue>: Observable, @unchecked Sendable 
         self.key = key
         self.preferences = preferences
         let name = StoreKey(key.name)
-        observation = preferences.store.observe { [weak self] change in
+        observation = preferences.store.observe(keys: [key.name]) { [weak self] change in
             guard change.values[name] != nil, let self else { return }
             #if canImport(SwiftUI)
                 // SwiftUI expects the Observation changes it renders from on the main actor.

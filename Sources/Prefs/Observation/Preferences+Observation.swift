@@ -209,7 +209,7 @@ extension Preferences {
         -> StoreObservation
     {
         let names = Set(keys.map { StoreKey($0.name) })
-        return store.observe { change in
+        return store.observe(keys: keys.map(\.name)) { change in
             let relevant = change.values.filter { names.contains($0.key) }
             if !relevant.isEmpty { handler(StoreChange(values: relevant)) }
         }
@@ -234,7 +234,7 @@ extension Preferences {
         of key: Key<Value>, deliver: @escaping @Sendable (Value) -> Void
     ) -> StoreObservation {
         let startedDelivering = Locked(false)
-        let observation = store.observe { [self] change in
+        let observation = store.observe(keys: [key.name]) { [self] change in
             guard let stored = change.values[StoreKey(key.name)] else { return }
             startedDelivering.withLock { started in
                 if started { deliver(decode(stored, for: key)) }
@@ -276,7 +276,7 @@ extension Preferences {
     private func observeAny(of keys: [Keys], deliver: @escaping @Sendable () -> Void) -> StoreObservation {
         let names = Set(keys.map { StoreKey($0.name) })
         let startedDelivering = Locked(false)
-        let observation = store.observe { change in
+        let observation = store.observe(keys: keys.map(\.name)) { change in
             guard change.values.keys.contains(where: names.contains) else { return }
             startedDelivering.withLock { started in
                 if started { deliver() }

@@ -68,12 +68,32 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// let observation = store.observe { change in print(change.values.keys) }
     /// ```
     func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
+
+    /// Calls `handler` with every change, as ``observe(_:)`` does, and tells the store the keys the
+    /// caller cares about, for a store that can watch outside writers only key by key.
+    ///
+    /// ```swift
+    /// let observation = store.observe(keys: ["volume"]) { change in print(change.values.keys) }
+    /// ```
+    ///
+    /// The handler may still hear of other keys; callers filter. `UserDefaultsStore` on Apple
+    /// platforms watches these keys by key-value observing, which reports other processes'
+    /// writes; every other store sees every writer anyway, and the default implementation is
+    /// ``observe(_:)``.
+    func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
 }
 
 extension PreferenceStore {
     /// Writes one value through a transaction; stores override it when they have a faster path.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         try transaction { $0[key] = value }
+    }
+
+    /// Every change, whatever the keys: stores see every writer of the keys they hold.
+    public func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+        -> StoreObservation
+    {
+        observe(handler)
     }
 
     /// The keys of a snapshot; stores override it when they can list keys more cheaply.

@@ -34,6 +34,10 @@ public final class UserDefaultsStore: PreferenceStore {
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
     private let notificationToken = Locked<(any NSObjectProtocol)?>(nil)
+    #if canImport(Darwin)
+        // Watches the observed keys for other processes' writes, from the first keyed observation.
+        private let keyWatcher = Locked<UserDefaultsKeyWatcher?>(nil)
+    #endif
 
     /// The store for `UserDefaults.standard` and the program's own domain.
     ///
@@ -176,6 +180,40 @@ public final class UserDefaultsStore: PreferenceStore {
         return observation
     }
 
+    /// Calls `handler` with every change, as ``observe(_:)`` does, and on Apple platforms also
+    /// with other processes' writes to `keys` (an app extension or a widget writing the App
+    /// Group suite, `defaults write`), which key-value observing reports and the change
+    /// notification does not.
+    ///
+    /// ```swift
+    /// let observation = store.observe(keys: ["volume"]) { change in print(change.values) }
+    /// ```
+    ///
+    /// Key-value observing reads a dot in a key as a key path's separator, so keys with a dot
+    /// (and keys starting with `@`) are not watched across processes. Foundation on Linux has no
+    /// key-value observing: there this is ``observe(_:)``.
+    public func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+        -> StoreObservation
+    {
+        let observation = observe(handler)
+        #if canImport(Darwin)
+            guard domainName != nil else { return observation }
+            let watcher = keyWatcher.withLock { watcher in
+                if let watcher { return watcher }
+                let created = UserDefaultsKeyWatcher(defaults) { [weak self] in self?.publishRawWrites() }
+                watcher = created
+                return created
+            }
+            watcher.watch(keys)
+            return StoreObservation {
+                observation.cancel()
+                watcher.unwatch(keys)
+            }
+        #else
+            return observation
+        #endif
+    }
+
     /// The number of live observations of this store.
     public var observerCount: Int { observers.count }
 
@@ -238,6 +276,8 @@ public final class UserDefaultsStore: PreferenceStore {
             for key in previous.keys where current[key] == nil { changed[key] = .some(nil) }
             return changed
         }
+        // The notification and key-value observing both report a write: the second finds nothing.
+        guard !changed.isEmpty else { return }
         observers.publish(StoreChange(values: changed))
     }
 
