@@ -37,6 +37,7 @@ enum Processes {
                         t["key.\(index)"] = .string("value number \(index)")
                     }
                 }
+                try store.flush()  // into SQLite, as the benchmark's large store is
                 return
             }
             if arguments[1] == "write1k" {

@@ -181,13 +181,14 @@ struct KeyTable: Sendable {
         var hash = seed ^ (UInt64(bytes.count) &* multiplier)
         let raw = UnsafeRawBufferPointer(bytes)
         var offset = 0
-        while offset + 8 <= raw.count {
+        // Every word but the last is mixed in; the last (1 to 8 bytes) is mixed by the final
+        // round, so a key of up to 8 bytes — most keys — costs one round on the read path.
+        while raw.count - offset > 8 {
             hash = mix(
                 hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
             offset += 8
         }
-        if offset < raw.count { hash = mix(hash ^ word(raw, from: offset)) }
-        return mix(hash)
+        return mix(hash ^ word(raw, from: offset))
     }
 
     /// The bytes `start..<min(start + 8, count)` as a little-endian word, zero past the end: at

@@ -85,6 +85,7 @@ extension PreferenceValue {
         return stored
     }
 
+    @usableFromInline
     static func mismatch(_ found: PropertyListValue) -> ValueCodingError {
         .typeMismatch(expected: "\(Self.self)", found: found)
     }

@@ -14,6 +14,7 @@ extension Bool: PreferenceValue {
     /// Stores a Boolean as `<true/>`/`<false/>`.
     public static func serialize(_ value: Bool) -> PropertyListValue? { .bool(value) }
     /// Reads only a stored Boolean: an integer or a string is a mismatch, not a guess.
+    @inlinable
     public static func deserialize(_ stored: PropertyListValue) throws -> Bool {
         guard case .bool(let value) = stored else { throw mismatch(stored) }
         return value
@@ -35,6 +36,7 @@ extension PreferenceValue where Self: FixedWidthInteger & Codable {
     }
 
     /// Reads a stored integer, or a real with no fractional part, when it fits this type exactly.
+    @inlinable
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         switch stored {
         case .integer(let wide):
@@ -67,6 +69,7 @@ extension PreferenceValue where Self: BinaryFloatingPoint & Codable {
     public static func serialize(_ value: Self) -> PropertyListValue? { .double(Double(value)) }
 
     /// Reads a stored real or integer.
+    @inlinable
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         switch stored {
         case .double(let real): return Self(real)
