@@ -160,9 +160,7 @@
                 pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
             ]
-            let milliseconds = Int32(
-                timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            _ = poll(&descriptors, 2, milliseconds)
+            _ = poll(&descriptors, 2, timeout.wholeMilliseconds)
             guard PQconsumeInput(handle) == 1, isConnected else {
                 throw Failure(message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
             }

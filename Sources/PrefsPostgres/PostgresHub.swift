@@ -239,7 +239,7 @@
                     // what they have, marked stale, and catch up after reconnecting.
                     for joining in joining { joining.finish(error) }
                     for shared in members() { shared.stale.withLock { $0 = true } }
-                    Thread.sleep(forTimeInterval: backoff.seconds)
+                    Thread.sleep(forTimeInterval: backoff.timeInterval)
                     backoff = min(backoff * 2, .seconds(2))
                 }
             }

@@ -169,13 +169,6 @@
         return Int64(bitPattern: bytes.reduce(0) { ($0 << 8) | UInt64($1) })
     }
 
-    extension Duration {
-        var seconds: Double {
-            let (seconds, attoseconds) = components
-            return Double(seconds) + Double(attoseconds) / 1e18
-        }
-    }
-
     /// The first column of the first row, or `nil` when there is no row or it is NULL.
     func firstCell(_ rows: [[Data?]]) -> Data? {
         guard let row = rows.first, let cell = row.first else { return nil }

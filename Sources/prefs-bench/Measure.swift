@@ -1,4 +1,5 @@
 import Foundation
+import Prefs
 
 /// Timing helpers: every figure is the median of several repetitions, measured in this run.
 enum Measure {
@@ -28,13 +29,6 @@ enum Measure {
         let sorted = values.sorted()
         let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))
         return sorted[index]
-    }
-}
-
-extension Duration {
-    var nanoseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
     }
 }
 

@@ -136,19 +136,3 @@ public final class SQLiteStore: PreferenceStore {
     /// The core's observers (for tests that wait for delivery).
     var observers: StoreObservers { core.observers }
 }
-
-extension Duration {
-    /// The duration in seconds, for Dispatch.
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-
-    /// The duration in whole milliseconds (fractions kept down to a millisecond), for SQLite.
-    var wholeMilliseconds: Int32 {
-        let (seconds, attoseconds) = components
-        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds < 0 ? 0 : .max }
-        return Int32(clamping: max(0, milliseconds + attoseconds / 1_000_000_000_000_000))
-    }
-}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// A failure of an ``SQLiteStore``, naming the file and the problem.
+///
+/// ```swift
+/// do { _ = try SQLiteStore(path: "/tmp/not-a-db") } catch let error as SQLiteStoreError { print(error) }
+/// // /tmp/not-a-db: not a SQLite database (file is not a database)
+/// ```
+public struct SQLiteStoreError: Error, CustomStringConvertible {
+    /// The kind of problem.
+    public enum Kind: Sendable, Equatable {
+        /// The file exists but is not a SQLite database.
+        case notADatabase
+        /// The database is damaged (truncated, overwritten, malformed).
+        case corrupt
+        /// The file or its folder cannot be opened or created.
+        case cannotOpen
+        /// The file was written by a newer release of Prefs, with a schema this one does not know.
+        case newerSchema(found: Int)
+        /// The file, its folder or the file system is read-only.
+        case readOnly
+        /// The disk (or quota) is full.
+        case diskFull
+        /// Another process held the write lock longer than the busy timeout.
+        case busy
+        /// The database holds tables of another program; it was left untouched.
+        case foreignDatabase
+        /// A value, or a key, is larger than the store can hold.
+        case tooLarge
+        /// The file at the path is no longer the one the store opened (deleted, or another file
+        /// moved over it): writes would reach nobody. Open the store again.
+        case replaced
+        /// Any other SQLite error.
+        case other
+    }
+
+    /// The database file.
+    public let path: String
+    /// The kind of problem.
+    public let kind: Kind
+    /// SQLite's own message, or other detail.
+    public let detail: String
+
+    /// Creates an error.
+    ///
+    /// ```swift
+    /// SQLiteStoreError(path: "/tmp/p.sqlite", kind: .busy, detail: "database is locked")
+    /// ```
+    public init(path: String, kind: Kind, detail: String) {
+        self.path = path
+        self.kind = kind
+        self.detail = detail
+    }
+
+    /// `PATH: PROBLEM (DETAIL)`.
+    public var description: String {
+        let problem: String
+        switch kind {
+        case .notADatabase: problem = "not a SQLite database"
+        case .corrupt: problem = "the database is corrupt"
+        case .cannotOpen: problem = "cannot open the database"
+        case .newerSchema(let found): problem = "written by a newer Prefs (schema version \(found))"
+        case .readOnly: problem = "the database is read-only"
+        case .diskFull: problem = "the disk is full"
+        case .busy: problem = "another process held the database locked too long"
+        case .foreignDatabase: problem = "a SQLite database of another program, left untouched"
+        case .tooLarge: problem = "too large to store"
+        case .replaced: problem = "the file was deleted or replaced since the store opened it"
+        case .other: problem = "SQLite error"
+        }
+        return "\(path): \(problem) (\(detail))"
+    }
+
+    /// True for the kinds that ``SQLiteStore/Options/recreateOnCorruption`` recovers from.
+    var isCorruption: Bool { kind == .notADatabase || kind == .corrupt }
+
+    init(path: String, _ failure: SQLiteConnection.Failure) {
+        let kind: Kind
+        switch failure.primaryCode {
+        case 26: kind = .notADatabase  // SQLITE_NOTADB
+        case 11: kind = .corrupt  // SQLITE_CORRUPT
+        case 14: kind = .cannotOpen  // SQLITE_CANTOPEN
+        case 8: kind = .readOnly  // SQLITE_READONLY
+        case 13: kind = .diskFull  // SQLITE_FULL
+        case 5, 6: kind = .busy  // SQLITE_BUSY, SQLITE_LOCKED
+        case 18: kind = .tooLarge  // SQLITE_TOOBIG
+        default: kind = .other
+        }
+        self.init(path: path, kind: kind, detail: failure.description)
+    }
+}
