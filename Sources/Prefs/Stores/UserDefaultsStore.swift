@@ -170,11 +170,17 @@ public final class UserDefaultsStore: PreferenceStore {
         }
     }
 
-    /// Calls `handler` with every change until the observation ends: every write through this
-    /// store object, and raw `UserDefaults` writes to the domain that Foundation announces with
-    /// `UserDefaults.didChangeNotification` (in this process, on Apple platforms; Foundation on
-    /// Linux announces none). Other processes' writes are seen only for keys named to
-    /// ``observe(keys:_:)``, as Apple offers no notification of a whole domain across processes.
+    /// Calls `handler` with every change until the observation ends.
+    ///
+    /// Every write through this store object, and raw `UserDefaults` writes to the domain that
+    /// Foundation announces with `UserDefaults.didChangeNotification` (in this process, on Apple
+    /// platforms; Foundation on Linux announces none). Other processes' writes are seen only for
+    /// keys named to ``observe(keys:_:)``, as Apple offers no notification of a whole domain
+    /// across processes.
+    ///
+    /// ```swift
+    /// let observation = store.observe { change in print(change.values.keys) }
+    /// ```
     public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
         let observation = observers.add(handler)
         watchForRawWrites()
