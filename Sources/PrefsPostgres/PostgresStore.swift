@@ -103,7 +103,7 @@
         public var isStale: Bool { shared.stale.withLock { $0 } }
 
         /// The number of live observations of this store.
-        public var observerCount: Int { shared.observers.count }
+        package var observerCount: Int { shared.observers.count }
 
         /// The cached value.
         public func value(forKey key: String) -> PropertyListValue? {

@@ -9,18 +9,28 @@
 /// prefs[.volume] = 0.8
 /// ```
 extension Preferences {
-    /// The base of every key and the place where keys are declared as static members.
-    ///
-    /// `Key<Value>` inherits from `Keys`, so `.volume` resolves wherever a `Key<Double>` is
-    /// expected. Only the library creates subclasses.
+    /// The place where keys are declared as static members: ``AnyKey`` by the name that reads
+    /// well in a declaration.
     ///
     /// ```swift
     /// extension Preferences.Keys { static let launches = Key<Int>("launches", default: 0) }
     /// ```
+    public typealias Keys = AnyKey
+
+    /// A key of any value type: the base of every ``Key``, and (as ``Keys``) where keys are
+    /// declared as static members.
+    ///
+    /// `Key<Value>` inherits from `AnyKey`, so `.volume` resolves wherever a `Key<Double>` is
+    /// expected, and keys of different types fit in one list (`reset(.volume, .theme)`). Only the
+    /// library creates subclasses.
+    ///
+    /// ```swift
+    /// let keys: [Preferences.AnyKey] = [Preferences.Keys.volume, .theme]
+    /// ```
     ///
     /// (`@unchecked` because a non-final class cannot be checked: every stored property is a
     /// `let` of a `Sendable` type, and the initializer is not public, so no subclass adds state.)
-    public class Keys: @unchecked Sendable {
+    public class AnyKey: @unchecked Sendable {
         /// The name the value is stored under.
         public let name: String
 
@@ -50,7 +60,7 @@ extension Preferences {
     ///     static let recent = Key<[URL]>("recentFiles", default: [])
     /// }
     /// ```
-    public final class Key<Value: PreferenceValue>: Keys, @unchecked Sendable {
+    public final class Key<Value: PreferenceValue>: AnyKey, @unchecked Sendable {
         private enum Default {
             case value(Value)
             case computed(@Sendable () -> Value)
@@ -105,7 +115,7 @@ extension Preferences {
     }
 }
 
-extension Preferences.Keys: CustomStringConvertible {
+extension Preferences.AnyKey: CustomStringConvertible {
     /// The key's name, for messages.
     ///
     /// ```swift
@@ -114,13 +124,13 @@ extension Preferences.Keys: CustomStringConvertible {
     public var description: String { name }
 }
 
-extension Preferences.Keys: Hashable {
+extension Preferences.AnyKey: Hashable {
     /// Keys are equal when their names are, scalar for scalar (whatever their value types).
     ///
     /// ```swift
     /// Preferences.Keys.volume == Preferences.Key<Double>("volume", default: 0)  // true
     /// ```
-    public static func == (lhs: Preferences.Keys, rhs: Preferences.Keys) -> Bool {
+    public static func == (lhs: Preferences.AnyKey, rhs: Preferences.AnyKey) -> Bool {
         StoreKey(lhs.name) == StoreKey(rhs.name)
     }
 

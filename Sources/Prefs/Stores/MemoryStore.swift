@@ -28,7 +28,7 @@ public final class MemoryStore: PreferenceStore {
     public var description: String { "MemoryStore" }
 
     /// The number of live observations of this store.
-    public var observerCount: Int { observers.count }
+    package var observerCount: Int { observers.count }
 
     /// The stored value, or `nil`.
     public func value(forKey key: String) -> PropertyListValue? {

@@ -33,7 +33,7 @@ public final class UserDefaultsStore: PreferenceStore {
     private let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
-    private let notificationToken = Locked<(any NSObjectProtocol)?>(nil)
+    private let notificationToken = Locked<NotificationToken?>(nil)
     #if canImport(Darwin)
         // Watches the observed keys for other processes' writes, from the first keyed observation.
         private let keyWatcher = Locked<UserDefaultsKeyWatcher?>(nil)
@@ -222,7 +222,7 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     /// The number of live observations of this store.
-    public var observerCount: Int { observers.count }
+    package var observerCount: Int { observers.count }
 
     /// Registers the keys' defaults in `UserDefaults`' registration domain, so code that still
     /// reads `UserDefaults` directly gets them (`integer(forKey:)`, `string(forKey:)` …).
@@ -247,7 +247,7 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     deinit {
-        if let token = notificationToken.withLock({ $0 }) { NotificationCenter.default.removeObserver(token) }
+        if let token = notificationToken.withLock({ $0 }) { NotificationCenter.default.removeObserver(token.object) }
     }
 
     /// Starts, once, to compare the domain with what it was whenever Foundation announces a change.
@@ -266,7 +266,7 @@ public final class UserDefaultsStore: PreferenceStore {
         ) { [weak self] _ in
             self?.publishRawWrites()
         }
-        notificationToken.withLock { $0 = token }
+        notificationToken.withLock { $0 = NotificationToken(object: token) }
     }
 
     private func publishRawWrites() {
@@ -345,6 +345,14 @@ public final class UserDefaultsStore: PreferenceStore {
             }
         }
     }
+}
+
+/// What `NotificationCenter` returns for a block observer, kept to remove it.
+///
+/// (`@unchecked Sendable`: the token is never used but to hand it back to the thread-safe
+/// `removeObserver(_:)`.)
+private struct NotificationToken: @unchecked Sendable {
+    let object: any NSObjectProtocol
 }
 
 /// A write to a `UserDefaults` key that Foundation would merge with a stored key spelled

@@ -1,7 +1,7 @@
 import CPrefsShared
 
-/// State guarded by a lock: the one way shared mutable state is kept in this library, and a
-/// building block for stores of your own.
+/// State guarded by a lock: the one way shared mutable state is kept in this library (and its
+/// sibling modules and tests).
 ///
 /// ```swift
 /// let cache = Locked<[String: PropertyListValue]>([:])
@@ -17,12 +17,12 @@ import CPrefsShared
 ///
 /// The state lives in memory of its own rather than in a stored property, so an access under
 /// the lock needs no run-time exclusivity check: the lock is what makes it exclusive.
-public final class Locked<State>: @unchecked Sendable {
+package final class Locked<State> {
     private let mutex: UnsafeMutablePointer<prefs_mutex>
     private let state: UnsafeMutablePointer<State>
 
     /// Creates the lock around an initial state.
-    public init(_ state: State) {
+    package init(_ state: State) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: prefs_mutex())
         self.state = .allocate(capacity: 1)
@@ -39,9 +39,13 @@ public final class Locked<State>: @unchecked Sendable {
     ///
     /// Not reentrant: `body` must not call back into the same lock.
     @inline(__always)
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         prefs_mutex_lock(mutex)
         defer { prefs_mutex_unlock(mutex) }
         return try body(&state.pointee)
     }
 }
+
+/// The lock makes the state safe to share, but only a `Sendable` state may be handed to another
+/// thread through it. (`@unchecked`: the pointers are the lock's own, touched only under it.)
+extension Locked: @unchecked Sendable where State: Sendable {}

@@ -81,7 +81,7 @@ public final class SQLiteStore: PreferenceStore {
     public var description: String { "SQLiteStore(\(path))" }
 
     /// The number of live observations of this store.
-    public var observerCount: Int { core.observers.count }
+    package var observerCount: Int { core.observers.count }
 
     /// The stored value, from the cache (current with every write made before this call).
     public func value(forKey key: String) -> PropertyListValue? {

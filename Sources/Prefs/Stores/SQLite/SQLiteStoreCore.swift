@@ -4,7 +4,10 @@ import Foundation
 
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
-    struct Database {
+    ///
+    /// (`@unchecked Sendable`: a connection is not thread-safe, and is only ever used under the
+    /// lock of the `Locked` that holds this value.)
+    struct Database: @unchecked Sendable {
         /// Open inside `withDatabase`; a store with a journal closes it between uses (see
         /// `SQLiteStoreCore.withDatabase`).
         var connection: SQLiteConnection
