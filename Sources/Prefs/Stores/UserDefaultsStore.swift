@@ -247,7 +247,9 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     deinit {
-        if let token = notificationToken.withLock({ $0 }) { NotificationCenter.default.removeObserver(token.object) }
+        if let token = notificationToken.withLock({ $0 }) {
+            NotificationCenter.default.removeObserver(token.object)
+        }
     }
 
     /// Starts, once, to compare the domain with what it was whenever Foundation announces a change.
