@@ -158,7 +158,7 @@
                         changed[row.key] = .some(row.value)
                     }
                 }
-                observers.publish(StoreChange(values: changed))
+                observers.publish(StoreChange(newValues: changed))
             }
         }
     }

@@ -198,12 +198,12 @@
                 read: { key in cache.withLock { $0.values[StoreKey(key)] } },
                 keys: { cache.withLock { $0.values.keys.map(\.name) } })
             let result = try body(&transaction)
-            let writes = transaction.writes
+            try PropertyListValue.checkNesting(of: transaction.writes)
+            let writes = transaction.writes.mapValues(\.newValue)
             guard !writes.isEmpty else {
                 try connection.run("COMMIT")
                 return result
             }
-            try PropertyListValue.checkNesting(of: writes)
             for key in writes.keys { try validate(key) }
             // Taken under the namespace's lock, so sequence numbers grow in commit order.
             guard

@@ -234,7 +234,7 @@ private func watch(_ invocation: Invocation) throws {
     // Without a key, the keys stored now: all a store that watches key by key can be told of.
     let observation = store.observe(keys: key.map { [$0] } ?? store.keys()) { change in
         for changedKey in change.values.keys.sorted() where key == nil || changedKey == StoreKey(key!) {
-            let value = change.values[changedKey]!
+            let value = change.values[changedKey]!.newValue
             let changedKey = changedKey.name
             if json {
                 let object: PropertyListValue = .dictionary(

@@ -96,7 +96,7 @@
             let log = Locked((latencies: [Double](), seen: 0, ordered: true, last: -1))
             let done = DispatchSemaphore(value: 0)
             let observation = store.observe { change in
-                guard case .array(let parts)?? = change.values["stamp"], parts.count == 2,
+                guard case .set(.array(let parts))? = change.values["stamp"], parts.count == 2,
                     case .integer(let number) = parts[0], case .double(let written) = parts[1]
                 else { return }
                 let now = Date().timeIntervalSince1970

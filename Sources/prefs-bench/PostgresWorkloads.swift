@@ -12,7 +12,7 @@
             let store = try PostgresStore(url: url, namespace: namespace)
             let latencies = LatencyLog()
             let observation = store.observe { change in
-                guard case .double(let written)?? = change.values["stamp"] else { return }
+                guard case .set(.double(let written))? = change.values["stamp"] else { return }
                 latencies.append((Date().timeIntervalSince1970 - written) * 1_000)
             }
             let writer = try Processes.start(["pg-stamp-writer", url, namespace, String(samples)])

@@ -211,7 +211,7 @@ enum Processes {
         let store = try SQLiteStore(path: path)
         let latencies = LatencyLog()
         let observation = store.observe { change in
-            guard case .double(let written)?? = change.values["stamp"] else { return }
+            guard case .set(.double(let written))? = change.values["stamp"] else { return }
             latencies.append((Date().timeIntervalSince1970 - written) * 1_000)
         }
         let writer = try start(["stamp-writer", path, String(samples)])

@@ -162,7 +162,9 @@
             let heard = Locked<[String]>([])
             let observation = mine.observe { change in
                 for (key, value) in change.values.sorted(by: { $0.key < $1.key }) {
-                    if case .integer(let number)? = value { heard.withLock { $0.append("\(key)\(number)") } }
+                    if case .set(.integer(let number)) = value {
+                        heard.withLock { $0.append("\(key)\(number)") }
+                    }
                 }
             }
             var expected: [String] = []

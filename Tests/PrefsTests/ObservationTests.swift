@@ -123,7 +123,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         try await Task.sleep(for: .milliseconds(50))
         #expect(
             seen.withLock { $0 } == [
-                StoreChange(values: ["launchCount": .integer(3), "username": .string("u")])
+                StoreChange(values: ["launchCount": .set(.integer(3)), "username": .set(.string("u"))])
             ])
         _ = observation
     }
@@ -205,8 +205,8 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         try await Task.sleep(for: .milliseconds(50))
         #expect(
             seen.withLock { $0 } == [
-                StoreChange(values: ["volume": .double(0.2)]),
-                StoreChange(values: ["username": .string("raw"), "volume": PropertyListValue?.none]),
+                StoreChange(values: ["volume": .set(.double(0.2))]),
+                StoreChange(values: ["username": .set(.string("raw")), "volume": .removed]),
             ])
         _ = observation
     }

@@ -15,7 +15,7 @@ import Testing
         let writer = try SQLiteStore(path: path, options: Self.noSafetyNet)
         let seen = Locked<[PropertyListValue?]>([])
         let observation = reader.observe { change in
-            if let value = change.values["count"] { seen.withLock { $0.append(value) } }
+            if let value = change.values["count"] { seen.withLock { $0.append(value.newValue) } }
         }
         for count in 1...20 { try writer.setValue(.integer(Int64(count)), forKey: "count") }
         #expect(await eventually(within: 2) { reader.value(forKey: "count") == .integer(20) })

@@ -237,7 +237,7 @@ extension Preferences {
         let observation = store.observe(keys: [key.name]) { [self] change in
             guard let stored = change.values[StoreKey(key.name)] else { return }
             startedDelivering.withLock { started in
-                if started { deliver(decode(stored, for: key)) }
+                if started { deliver(decode(stored.newValue, for: key)) }
             }
         }
         startedDelivering.withLock { started in

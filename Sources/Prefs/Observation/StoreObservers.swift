@@ -1,29 +1,34 @@
 import Dispatch
 
-/// A set of changes applied to a store at once: each key's new value, `nil` when it was removed.
+/// A set of changes applied to a store at once: each key set to its new value, or removed.
 ///
 /// ```swift
 /// let observation = store.observe { change in
-///     if let volume = change.values["volume"] { print("volume is now", volume as Any) }
+///     if case .set(let volume)? = change.values["volume"] { print("volume is now", volume) }
 /// }
 /// ```
 public struct StoreChange: Sendable, Equatable {
-    /// The changed keys and their new values (`nil`: removed).
-    public let values: [StoreKey: PropertyListValue?]
+    /// The changed keys and what happened to each.
+    public let values: [StoreKey: ValueChange]
 
     /// Creates a change.
     ///
     /// ```swift
-    /// StoreChange(values: ["volume": .double(0.8)])
+    /// StoreChange(values: ["volume": .set(.double(0.8)), "theme": .removed])
     /// ```
-    public init(values: [StoreKey: PropertyListValue?]) {
+    public init(values: [StoreKey: ValueChange]) {
         self.values = values
+    }
+
+    /// A change from each key's new value, `nil` for a removal (the stores' own bookkeeping).
+    package init(newValues: [StoreKey: PropertyListValue?]) {
+        self.values = newValues.mapValues(ValueChange.init)
     }
 
     /// This change followed by `later`: every key of both, with `later`'s value where both have one.
     ///
     /// ```swift
-    /// StoreChange(values: ["a": .integer(1)]).merged(with: StoreChange(values: ["a": nil]))  // a removed
+    /// StoreChange(values: ["a": .set(.integer(1))]).merged(with: StoreChange(values: ["a": .removed]))
     /// ```
     public func merged(with later: StoreChange) -> StoreChange {
         StoreChange(values: values.merging(later.values) { _, newer in newer })
@@ -39,7 +44,7 @@ public struct StoreChange: Sendable, Equatable {
 ///
 /// ```swift
 /// let observers = StoreObservers(label: "MyStore")
-/// observers.publish(StoreChange(values: ["k": .bool(true)]))
+/// observers.publish(StoreChange(values: ["k": .set(.bool(true))]))
 /// ```
 public final class StoreObservers: Sendable {
     private struct Registry {

@@ -41,7 +41,7 @@ public final class MemoryStore: PreferenceStore {
         try writing.withLock(during: "a write") { _ in
             values.withLock { values in
                 values[StoreKey(key)] = value
-                observers.publish(StoreChange(values: [StoreKey(key): value]))
+                observers.publish(StoreChange(values: [StoreKey(key): ValueChange(value)]))
             }
         }
     }
@@ -62,7 +62,7 @@ public final class MemoryStore: PreferenceStore {
             let writes = transaction.writes
             try PropertyListValue.checkNesting(of: writes)
             values.withLock { values in
-                for (key, value) in writes { values[key] = value }
+                for (key, change) in writes { values[key] = change.newValue }
                 observers.publish(StoreChange(values: writes))
             }
             return result

@@ -115,8 +115,8 @@ public struct StoreTransaction {
     private let readStored: (String) -> PropertyListValue?
     private let listStoredKeys: () -> [String]
 
-    /// The writes made so far, key to new value (`nil`: removed), applied when the body returns.
-    public private(set) var writes: [StoreKey: PropertyListValue?] = [:]
+    /// The writes made so far, each key set or removed, applied when the body returns.
+    public private(set) var writes: [StoreKey: ValueChange] = [:]
 
     /// Creates a transaction over a store's state as its implementation reads it under its lock.
     ///
@@ -147,11 +147,11 @@ public struct StoreTransaction {
     /// ```
     public subscript(key: String) -> PropertyListValue? {
         get {
-            if let written = writes[StoreKey(key)] { return written }
+            if let written = writes[StoreKey(key)] { return written.newValue }
             return readStored(key)
         }
         set {
-            writes[StoreKey(key)] = .some(newValue)
+            writes[StoreKey(key)] = ValueChange(newValue)
         }
     }
 
@@ -162,8 +162,8 @@ public struct StoreTransaction {
     /// ```
     public var keys: [String] {
         var result = Set(listStoredKeys().map { StoreKey($0) })
-        for (key, value) in writes {
-            if value == nil { result.remove(key) } else { result.insert(key) }
+        for (key, change) in writes {
+            if change == .removed { result.remove(key) } else { result.insert(key) }
         }
         return result.map(\.name)
     }

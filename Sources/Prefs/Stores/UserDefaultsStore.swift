@@ -164,8 +164,8 @@ public final class UserDefaultsStore: PreferenceStore {
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)
-            let applied = try apply(transaction.writes)
-            observers.publish(StoreChange(values: applied))
+            let applied = try apply(transaction.writes.mapValues(\.newValue))
+            observers.publish(StoreChange(newValues: applied))
             return result
         }
     }
@@ -287,7 +287,7 @@ public final class UserDefaultsStore: PreferenceStore {
         }
         // The notification and key-value observing both report a write: the second finds nothing.
         guard !changed.isEmpty else { return }
-        observers.publish(StoreChange(values: changed))
+        observers.publish(StoreChange(newValues: changed))
     }
 
     /// Records this store's own writes as known before they are made, so that the announcement
@@ -302,7 +302,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Writes the values and returns them as stored.
     private func apply(_ writes: [StoreKey: PropertyListValue?]) throws -> [StoreKey: PropertyListValue?] {
         guard !writes.isEmpty else { return writes }
-        try PropertyListValue.checkNesting(of: writes)
+        for case let value? in writes.values { try value.checkNesting() }
         try checkSpelling(of: writes.keys)
         #if canImport(Darwin)
             recordAsKnown(writes)

@@ -103,8 +103,8 @@ extension PropertyListValue {
     /// ```swift
     /// try PropertyListValue.checkNesting(of: transaction.writes)
     /// ```
-    public static func checkNesting(of writes: [StoreKey: PropertyListValue?]) throws {
-        for case let value? in writes.values { try value.checkNesting() }
+    public static func checkNesting(of writes: [StoreKey: ValueChange]) throws {
+        for case .set(let value) in writes.values { try value.checkNesting() }
     }
 
     /// Whether containers nest deeper than `allowed`; looks no deeper than that, so its own

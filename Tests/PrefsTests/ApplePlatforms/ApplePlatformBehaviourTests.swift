@@ -42,8 +42,10 @@ private final class AnnouncingDefaults: UserDefaults {
         try await Task.sleep(for: .milliseconds(50))
         #expect(
             seen.withLock { $0 } == [
-                StoreChange(values: ["volume": .double(0.9), "launchCount": .integer(2), "username": nil]),
-                StoreChange(values: ["volume": nil, "launchCount": nil]),
+                StoreChange(values: [
+                    "volume": .set(.double(0.9)), "launchCount": .set(.integer(2)), "username": .removed,
+                ]),
+                StoreChange(values: ["volume": .removed, "launchCount": .removed]),
             ])
         observation.cancel()
     }
@@ -62,7 +64,9 @@ private final class AnnouncingDefaults: UserDefaults {
         #expect(seen.withLock { $0 }.isEmpty)
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: plain)
         #expect(
-            await eventually { seen.withLock { $0 } == [StoreChange(values: ["username": .string("raw")])] })
+            await eventually {
+                seen.withLock { $0 } == [StoreChange(values: ["username": .set(.string("raw"))])]
+            })
         observation.cancel()
     }
 

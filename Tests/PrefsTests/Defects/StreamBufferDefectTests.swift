@@ -28,9 +28,9 @@ import Testing
         store.observers.waitForDelivery()
         let merged = try #require(await iterator.next())
         #expect(merged.values.count == 10)
-        #expect(merged.values["k9"] == .some(.integer(99)))
-        #expect(merged.values["k3"] == .some(nil), "the newest change of a key wins: removed")
+        #expect(merged.values["k9"] == .set(.integer(99)))
+        #expect(merged.values["k3"] == .removed, "the newest change of a key wins: removed")
         try store.setValue(.integer(1), forKey: "after")
-        #expect(await iterator.next()?.values == ["after": .integer(1)])
+        #expect(await iterator.next()?.values == ["after": .set(.integer(1))])
     }
 }

@@ -101,19 +101,19 @@ extension SQLiteStoreCore {
     private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
         var undecodable: Set<String> = []
         for record in records {
-            var change: [StoreKey: PropertyListValue?] = [:]
+            var change: [StoreKey: ValueChange] = [:]
             for entry in record.entries {
                 guard let encoded = entry.encodedValue else {
-                    change[entry.key] = .some(nil)
+                    change[entry.key] = .removed
                     continue
                 }
                 if let value = try? PropertyListValue(binaryEncoded: encoded) {
-                    change[entry.key] = .some(value)
+                    change[entry.key] = .set(value)
                 } else {
                     undecodable.insert(entry.key.name)
                 }
             }
-            for (key, value) in change { cache.values[key] = value }
+            for (key, value) in change { cache.values[key] = value.newValue }
             observers.publish(StoreChange(values: change))
         }
         SQLiteStore.reportUndecodable(undecodable, in: path)
@@ -165,7 +165,7 @@ extension SQLiteStoreCore {
                 for (key, value) in changed { cache.values[key] = value }
                 cache.position = Journal.Position(
                     sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
-                observers.publish(StoreChange(values: changed))
+                observers.publish(StoreChange(newValues: changed))
             }
         }
     }

@@ -136,7 +136,7 @@ final class SQLiteStoreCore: Sendable {
     /// What one write changes: one key (no dictionary to build), or a transaction's writes.
     enum Writes {
         case one(StoreKey, PropertyListValue?)
-        case many([StoreKey: PropertyListValue?])
+        case many([StoreKey: ValueChange])
 
         var count: Int {
             switch self {
@@ -148,14 +148,14 @@ final class SQLiteStoreCore: Sendable {
         func each(_ body: (StoreKey, PropertyListValue?) throws -> Void) rethrows {
             switch self {
             case .one(let key, let value): try body(key, value)
-            case .many(let writes): for (key, value) in writes { try body(key, value) }
+            case .many(let writes): for (key, change) in writes { try body(key, change.newValue) }
             }
         }
 
-        var dictionary: [StoreKey: PropertyListValue?] {
+        var change: StoreChange {
             switch self {
-            case .one(let key, let value): [key: value]
-            case .many(let writes): writes
+            case .one(let key, let value): StoreChange(values: [key: ValueChange(value)])
+            case .many(let writes): StoreChange(values: writes)
             }
         }
 
@@ -242,7 +242,7 @@ final class SQLiteStoreCore: Sendable {
             writes.each { key, value in cache.values[key] = value }
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
-            if observers.count > 0 { observers.publish(StoreChange(values: writes.dictionary)) }
+            if observers.count > 0 { observers.publish(writes.change) }
         }
         return (result, journal.announce(locked: locked))
     }

@@ -49,8 +49,10 @@ struct JournalRecord {
     }
 
     /// The bytes of a record holding `writes`.
-    static func encode(_ writes: [StoreKey: PropertyListValue?], sequence: UInt64) -> [UInt8] {
-        encode(writes.lazy.map { (key: $0.key, value: $0.value) }, count: writes.count, sequence: sequence)
+    static func encode(_ writes: [StoreKey: ValueChange], sequence: UInt64) -> [UInt8] {
+        encode(
+            writes.lazy.map { (key: $0.key, value: $0.value.newValue) }, count: writes.count,
+            sequence: sequence)
     }
 
     /// The bytes of a record holding entries already encoded.

@@ -1,0 +1,36 @@
+/// What a change or a transaction did to one key: set it to a value, or removed it.
+///
+/// ```swift
+/// switch change.values["volume"] {
+/// case .set(.double(let volume))?: print("volume is now", volume)
+/// case .removed?: print("volume was removed")
+/// case nil: break  // this change did not touch it
+/// }
+/// ```
+public enum ValueChange: Sendable, Equatable {
+    /// The key now holds this value.
+    case set(PropertyListValue)
+    /// The key no longer holds a value.
+    case removed
+
+    /// `.set(value)`, or `.removed` for `nil`.
+    ///
+    /// ```swift
+    /// ValueChange(nil)  // .removed
+    /// ```
+    public init(_ value: PropertyListValue?) {
+        self = value.map(ValueChange.set) ?? .removed
+    }
+
+    /// The value the key now holds; `nil` when it was removed.
+    ///
+    /// ```swift
+    /// ValueChange.set(.integer(1)).newValue  // .integer(1)
+    /// ```
+    public var newValue: PropertyListValue? {
+        switch self {
+        case .set(let value): value
+        case .removed: nil
+        }
+    }
+}
