@@ -43,22 +43,17 @@ extension Preferences {
             for key in keys { transaction[key.name] = nil }
         }
 
-        /// The stored form of the value under a raw key name, as the update sees it.
+        /// The stored form of the value under a raw key name, as the update sees it; assigning
+        /// stages storing a stored-form value (`nil` removes it).
         ///
         /// ```swift
-        /// if case .integer(let old)? = p.rawValue("volume_percent") { … }
+        /// if case .integer(let percent)? = p[raw: "volume_percent"] {
+        ///     p[raw: "volume"] = .double(Double(percent) / 100)
+        /// }
         /// ```
-        public func rawValue(_ key: String) -> PropertyListValue? {
-            transaction[key]
-        }
-
-        /// Stages storing a stored-form value under a raw key name (`nil` removes it).
-        ///
-        /// ```swift
-        /// p.setRawValue(.double(0.5), "volume")
-        /// ```
-        public mutating func setRawValue(_ value: PropertyListValue?, _ key: String) {
-            transaction[key] = value
+        public subscript(raw key: String) -> PropertyListValue? {
+            get { transaction[key] }
+            set { transaction[key] = newValue }
         }
 
         /// Whether a value is stored for `key`, as the update sees it.

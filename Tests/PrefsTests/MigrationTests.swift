@@ -58,12 +58,12 @@ import Testing
 
 @Suite struct VersionedMigrationTests {
     static let steps: [PreferenceMigration] = [
-        .rename("user_name", to: "username", version: 1),
-        .transform("volume", version: 2) { old in
+        .rename(version: 1, "user_name", to: "username"),
+        .transform(version: 2, "volume") { old in
             guard case .integer(let percent) = old else { return old }
             return .double(Double(percent) / 100)
         },
-        .remove("legacyFlag", version: 3),
+        .remove(version: 3, "legacyFlag"),
         .custom(version: 4, "count launches") { p in p[.launchCount] += 1 },
     ]
 
@@ -94,12 +94,12 @@ import Testing
         let prefs = IssueRecorder().preferences(
             MemoryStore(["user_name": .string("Z"), "volume": .integer(50)]))
         let steps: [PreferenceMigration] = [
-            .rename("user_name", to: "username", version: 1),
+            .rename(version: 1, "user_name", to: "username"),
             .custom(version: 2, "break halfway") { p in
                 p[.volume] = 0.1
                 throw Broken()
             },
-            .remove("volume", version: 3),
+            .remove(version: 3, "volume"),
         ]
         #expect {
             try prefs.migrate(steps)
@@ -120,7 +120,7 @@ import Testing
     @Test func stepsOutOfOrderAreRefused() {
         let prefs = IssueRecorder().preferences()
         #expect(throws: MigrationError.self) {
-            try prefs.migrate([.remove("a", version: 2), .remove("b", version: 2)])
+            try prefs.migrate([.remove(version: 2, "a"), .remove(version: 2, "b")])
         }
     }
 }

@@ -1,16 +1,16 @@
 import Foundation
 
 /// One numbered step of a versioned migration: rename a key, transform a value, remove a key, or
-/// run custom code.
+/// run custom code. Every step takes its version first, so a list of steps reads in order.
 ///
 /// ```swift
 /// let steps: [PreferenceMigration] = [
-///     .rename("user_name", to: "username", version: 1),
-///     .transform("volume", version: 2) { old in
+///     .rename(version: 1, "user_name", to: "username"),
+///     .transform(version: 2, "volume") { old in
 ///         guard case .integer(let percent) = old else { return old }
 ///         return .double(Double(percent) / 100)
 ///     },
-///     .remove("legacyFlag", version: 3),
+///     .remove(version: 3, "legacyFlag"),
 ///     .custom(version: 4, "count launches") { p in p[.launchCount] += 1 },
 /// ]
 /// let version = try prefs.migrate(steps)
@@ -37,38 +37,38 @@ public struct PreferenceMigration: Sendable {
     /// `oldKey` holds nothing.
     ///
     /// ```swift
-    /// .rename("user_name", to: "username", version: 1)
+    /// .rename(version: 1, "user_name", to: "username")
     /// ```
-    public static func rename(_ oldKey: String, to newKey: String, version: Int) -> PreferenceMigration {
+    public static func rename(version: Int, _ oldKey: String, to newKey: String) -> PreferenceMigration {
         .custom(version: version, "rename \(oldKey) to \(newKey)") { update in
-            guard let value = update.rawValue(oldKey) else { return }
-            update.setRawValue(nil, oldKey)
-            update.setRawValue(value, newKey)
+            guard let value = update[raw: oldKey] else { return }
+            update[raw: oldKey] = nil
+            update[raw: newKey] = value
         }
     }
 
     /// A step removing `key`.
     ///
     /// ```swift
-    /// .remove("legacyFlag", version: 3)
+    /// .remove(version: 3, "legacyFlag")
     /// ```
-    public static func remove(_ key: String, version: Int) -> PreferenceMigration {
-        .custom(version: version, "remove \(key)") { update in update.setRawValue(nil, key) }
+    public static func remove(version: Int, _ key: String) -> PreferenceMigration {
+        .custom(version: version, "remove \(key)") { update in update[raw: key] = nil }
     }
 
     /// A step replacing the value of `key` with what `transform` returns (`nil` removes it);
     /// nothing when `key` holds nothing.
     ///
     /// ```swift
-    /// .transform("volume", version: 2) { old in .double(0.5) }
+    /// .transform(version: 2, "volume") { old in .double(0.5) }
     /// ```
     public static func transform(
-        _ key: String, version: Int,
+        version: Int, _ key: String,
         _ transform: @escaping @Sendable (PropertyListValue) throws -> PropertyListValue?
     ) -> PreferenceMigration {
         .custom(version: version, "transform \(key)") { update in
-            guard let value = update.rawValue(key) else { return }
-            update.setRawValue(try transform(value), key)
+            guard let value = update[raw: key] else { return }
+            update[raw: key] = try transform(value)
         }
     }
 }
@@ -104,7 +104,7 @@ extension Preferences {
     /// transaction that also records the version reached; returns that version.
     ///
     /// ```swift
-    /// let reached = try prefs.migrate([.rename("old", to: "new", version: 1)])
+    /// let reached = try prefs.migrate([.rename(version: 1, "old", to: "new")])
     /// ```
     ///
     /// Each step runs exactly once, even when several processes migrate at once (on a store
