@@ -1,10 +1,11 @@
 #if PREFS_POSTGRESQL
+    import Foundation
     /// A failure of a ``PostgresStore``; its message never contains a password.
     ///
     /// ```swift
     /// catch let error as PostgresStoreError where error.kind == .connectionLost { retryLater() }
     /// ```
-    public struct PostgresStoreError: Error, CustomStringConvertible {
+    public struct PostgresStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The kind of failure.
         public enum Kind: Sendable, Equatable {
             /// The store could not connect when created (wrong password, unreachable server, a
@@ -31,5 +32,8 @@
 
         /// `STORE: MESSAGE`.
         public var description: String { "\(store): \(message)" }
+
+        /// The same explanation, for `localizedDescription`.
+        public var errorDescription: String? { description }
     }
 #endif

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error from a preference operation, with the key and store it concerns.
 ///
 /// ```swift
@@ -7,7 +9,7 @@
 ///     print(error)  // cannot store "counter" in MemoryStore: UInt64 cannot be stored: …
 /// }
 /// ```
-public struct PreferenceError: Error, CustomStringConvertible {
+public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// What went wrong.
     public enum Reason: Sendable {
         /// The value could not be turned into its stored form; nothing was written.
@@ -45,4 +47,7 @@ public struct PreferenceError: Error, CustomStringConvertible {
         case .store(let cause): "writing \"\(key)\" to \(store) failed: \(cause)"
         }
     }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

@@ -78,7 +78,7 @@ public struct PreferenceMigration: Sendable {
 /// ```swift
 /// catch let error as MigrationError { print(error) }  // migration step 2 (transform volume) failed: …
 /// ```
-public enum MigrationError: Error, CustomStringConvertible {
+public enum MigrationError: Error, CustomStringConvertible, LocalizedError {
     /// A step threw; the steps before it are kept, nothing of it was applied.
     case stepFailed(version: Int, name: String, underlying: any Error)
     /// The steps are not in strictly increasing version order.
@@ -97,6 +97,9 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(group) has no @Preference property '\(property)'"
         }
     }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 extension Preferences {

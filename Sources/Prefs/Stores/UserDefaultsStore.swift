@@ -18,7 +18,9 @@ import Foundation
 /// **Keys.** Foundation's Swift interface merges keys that are canonically equivalent (`"é"` as
 /// U+00E9 and as `e` + U+0301), on every platform. This store keeps keys exact by refusing
 /// instead: writing a key equivalent to, but spelled differently from, a stored key throws
-/// ``UserDefaultsKeyConflict``, and reading a key with no exact match finds nothing.
+/// ``UserDefaultsStoreError`` (`.keyConflict`), and reading a key with no exact match finds
+/// nothing. Every failure of this store is a ``UserDefaultsStoreError``; through
+/// ``Preferences`` it arrives wrapped in a ``PreferenceError`` naming the key.
 public final class UserDefaultsStore: PreferenceStore {
     /// The `UserDefaults` this store reads and writes.
     ///
@@ -50,7 +52,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
     ///
-    /// Throws ``UserDefaultsSuiteError`` when Foundation cannot open the suite (Apple platforms
+    /// Throws ``UserDefaultsStoreError`` (`.suiteRefused`) when Foundation cannot open the suite (Apple platforms
     /// refuse the app's own bundle identifier and `NSGlobalDomain` as suite names): use
     /// ``standard`` for the app's own domain.
     ///
@@ -60,7 +62,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public convenience init(suiteName: String) throws {
         guard suiteName != Bundle.main.bundleIdentifier, let defaults = UserDefaults(suiteName: suiteName)
         else {
-            throw UserDefaultsSuiteError(suiteName: suiteName)
+            throw UserDefaultsStoreError(kind: .suiteRefused, suite: suiteName)
         }
         self.init(defaults, domainName: suiteName)
     }
@@ -129,7 +131,8 @@ public final class UserDefaultsStore: PreferenceStore {
     private func checkSpelling(of keys: some Sequence<StoreKey>) throws {
         for key in keys where Self.mayHaveAnotherSpelling(key.name) {
             if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
-                throw UserDefaultsKeyConflict(domain: domainName, key: key.name, storedKey: stored)
+                throw UserDefaultsStoreError(
+                    kind: .keyConflict(key: key.name, storedKey: stored), suite: domainName)
             }
         }
     }
@@ -320,9 +323,8 @@ public final class UserDefaultsStore: PreferenceStore {
             if synchronizesEachWrite && !defaults.synchronize() {
                 write(previous)
                 recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
-                throw PreferenceError(
-                    key: writes.keys.sorted().map(\.name).joined(separator: ", "), store: description,
-                    reason: .store(UserDefaultsWriteError(domain: domainName)))
+                throw UserDefaultsStoreError(
+                    kind: .writeFailed(keys: writes.keys.sorted().map(\.name)), suite: domainName)
             }
         #endif
         return writes
@@ -355,60 +357,4 @@ public final class UserDefaultsStore: PreferenceStore {
 /// `removeObserver(_:)`.)
 private struct NotificationToken: @unchecked Sendable {
     let object: any NSObjectProtocol
-}
-
-/// A write to a `UserDefaults` key that Foundation would merge with a stored key spelled
-/// differently (canonically equivalent Unicode, such as `"é"` as one scalar or as two).
-///
-/// ```swift
-/// UserDefaultsKeyConflict(domain: "app", key: "e\u{301}", storedKey: "\u{E9}").description
-/// ```
-public struct UserDefaultsKeyConflict: Error, CustomStringConvertible {
-    /// The domain written to.
-    public let domain: String?
-    /// The key of the refused write.
-    public let key: String
-    /// The stored key Foundation takes it for.
-    public let storedKey: String
-
-    /// A one-line explanation naming both spellings by their Unicode scalars.
-    public var description: String {
-        func scalars(_ text: String) -> String {
-            text.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(
-                separator: " ")
-        }
-        return
-            "UserDefaults(suite: \(domain ?? "custom")): the key \(String(reflecting: key)) (\(scalars(key))) "
-            + "and the stored key \(String(reflecting: storedKey)) (\(scalars(storedKey))) are one key to "
-            + "Foundation, which would merge them; nothing was written (SQLiteStore keeps both)"
-    }
-}
-
-/// Foundation could not write a `UserDefaults` domain to disk (it gives no further reason).
-///
-/// ```swift
-/// UserDefaultsWriteError(domain: "group.example").description
-/// ```
-public struct UserDefaultsWriteError: Error, CustomStringConvertible {
-    /// The domain that could not be written.
-    public let domain: String?
-    /// A one-line explanation.
-    public var description: String {
-        "Foundation could not write the domain \(domain ?? "(standard)") to disk (synchronize() failed)"
-    }
-}
-
-/// Foundation could not open a `UserDefaults` suite.
-///
-/// ```swift
-/// do { _ = try UserDefaultsStore(suiteName: Bundle.main.bundleIdentifier!) } catch { print(error) }
-/// ```
-public struct UserDefaultsSuiteError: Error, CustomStringConvertible {
-    /// The suite name that was refused.
-    public let suiteName: String
-
-    /// A one-line explanation.
-    public var description: String {
-        "UserDefaults cannot open the suite \(String(reflecting: suiteName)) (a suite name may not be the app's own bundle identifier or NSGlobalDomain; use UserDefaultsStore.standard for the app's own domain)"
-    }
 }

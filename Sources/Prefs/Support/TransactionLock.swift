@@ -92,7 +92,7 @@ private final class Ownership: @unchecked Sendable {
 /// ```swift
 /// do { try prefs.update { … } } catch let error as TransactionTimeoutError { print(error) }
 /// ```
-public struct TransactionTimeoutError: Error, CustomStringConvertible {
+public struct TransactionTimeoutError: Error, CustomStringConvertible, LocalizedError {
     /// The store that stayed locked.
     public let store: String
     /// How long the transaction waited.
@@ -103,4 +103,7 @@ public struct TransactionTimeoutError: Error, CustomStringConvertible {
         "\(store): another thread's transaction held the store for more than \(waited) "
             + "(transactions nested on two stores in opposite orders wait for each other)"
     }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

@@ -50,7 +50,7 @@ public protocol PreferenceValue: Sendable {
 /// do { _ = try Int.deserialize(.string("x")) } catch let error as ValueCodingError { print(error) }
 /// // expected Int, found string "x"
 /// ```
-public enum ValueCodingError: Error, Hashable, CustomStringConvertible {
+public enum ValueCodingError: Error, Hashable, CustomStringConvertible, LocalizedError {
     /// The stored value has another type than the one asked for.
     case typeMismatch(expected: String, found: PropertyListValue)
     /// The value cannot be represented (out of range, not a valid raw value, not encodable…).
@@ -73,6 +73,9 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible {
             "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have"
         }
     }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 extension PreferenceValue {

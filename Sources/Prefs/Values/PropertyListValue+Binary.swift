@@ -227,10 +227,13 @@ extension PropertyListValue {
 /// do { _ = try PropertyListValue(binaryEncoded: Data([0xFF])) } catch { print(error) }
 /// // not a stored value: unknown tag 255
 /// ```
-public struct BinaryDecodingError: Error, CustomStringConvertible {
+public struct BinaryDecodingError: Error, CustomStringConvertible, LocalizedError {
     /// What is wrong with the bytes.
     public let reason: String
 
     /// `not a stored value: REASON`.
     public var description: String { "not a stored value: \(reason)" }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

@@ -140,7 +140,9 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func aSuiteFoundationRefusesIsAnError() throws {
         let name = "NSGlobalDomain"
         if UserDefaults(suiteName: name) == nil {
-            #expect(throws: UserDefaultsSuiteError.self) { try UserDefaultsStore(suiteName: name) }
+            #expect(throws: UserDefaultsStoreError(kind: .suiteRefused, suite: name)) {
+                try UserDefaultsStore(suiteName: name)
+            }
         } else {
             // Foundation on Linux opens it; the store then is that suite, never `.standard`.
             #expect(try UserDefaultsStore(suiteName: name).domainName == name)

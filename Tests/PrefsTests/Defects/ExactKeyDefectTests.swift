@@ -57,7 +57,11 @@ private final class Accents: PreferenceGroup {
     @Test func userDefaultsRefusesASecondSpelling() throws {
         let store = TestDefaults.makeStore()
         try store.setValue(.integer(1), forKey: composed)
-        #expect(throws: UserDefaultsKeyConflict.self) { try store.setValue(.integer(2), forKey: decomposed) }
+        #expect {
+            try store.setValue(.integer(2), forKey: decomposed)
+        } throws: { error in
+            (error as? UserDefaultsStoreError)?.kind == .keyConflict(key: decomposed, storedKey: composed)
+        }
         #expect(store.value(forKey: composed) == .integer(1))
         #expect(store.value(forKey: decomposed) == nil, "no exact match")
     }

@@ -43,7 +43,7 @@ extension SQLiteStore {
         else {
             throw SQLiteStoreError(
                 path: path, kind: .other,
-                detail: "cannot move in: \(UserDefaultsSuiteError(suiteName: domain))")
+                detail: "cannot move in: \(UserDefaultsStoreError(kind: .suiteRefused, suite: domain))")
         }
         // No such domain (yet), or an empty one: nothing is copied, and the move is not marked as
         // done, so that a later call moves what appears. (Foundation on Linux answers an empty

@@ -6,7 +6,7 @@ import Foundation
 /// do { _ = try SQLiteStore(path: "/tmp/not-a-db") } catch let error as SQLiteStoreError { print(error) }
 /// // /tmp/not-a-db: not a SQLite database (file is not a database)
 /// ```
-public struct SQLiteStoreError: Error, CustomStringConvertible {
+public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
     /// The kind of problem.
     public enum Kind: Sendable, Equatable {
         /// The file exists but is not a SQLite database.
@@ -88,4 +88,7 @@ public struct SQLiteStoreError: Error, CustomStringConvertible {
         }
         self.init(path: path, kind: kind, detail: failure.description)
     }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
