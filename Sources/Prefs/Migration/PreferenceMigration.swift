@@ -1,7 +1,9 @@
 import Foundation
 
 /// One numbered step of a versioned migration: rename a key, transform a value, remove a key, or
-/// run custom code. Every step takes its version first, so a list of steps reads in order.
+/// run custom code.
+///
+/// Every step takes its version first, so a list of steps reads in order.
 ///
 /// ```swift
 /// let steps: [PreferenceMigration] = [
