@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
+
 /// A failure of an ``SQLiteStore``, naming the file and the problem.
 ///
 /// ```swift
@@ -77,13 +83,13 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
     init(path: String, _ failure: SQLiteConnection.Failure) {
         let kind: Kind
         switch failure.primaryCode {
-        case 26: kind = .notADatabase  // SQLITE_NOTADB
-        case 11: kind = .corrupt  // SQLITE_CORRUPT
-        case 14: kind = .cannotOpen  // SQLITE_CANTOPEN
-        case 8: kind = .readOnly  // SQLITE_READONLY
-        case 13: kind = .diskFull  // SQLITE_FULL
-        case 5, 6: kind = .busy  // SQLITE_BUSY, SQLITE_LOCKED
-        case 18: kind = .tooLarge  // SQLITE_TOOBIG
+        case SQLITE_NOTADB: kind = .notADatabase
+        case SQLITE_CORRUPT: kind = .corrupt
+        case SQLITE_CANTOPEN: kind = .cannotOpen
+        case SQLITE_READONLY: kind = .readOnly
+        case SQLITE_FULL: kind = .diskFull
+        case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
+        case SQLITE_TOOBIG: kind = .tooLarge
         default: kind = .other
         }
         self.init(path: path, kind: kind, detail: failure.description)
