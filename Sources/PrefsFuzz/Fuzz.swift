@@ -50,14 +50,14 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
 
 /// Decoding never crashes, and what decodes re-encodes to a value that decodes the same.
 private func fuzzValue(_ data: Data) {
-    guard let value = try? PropertyListValue(binaryEncoded: data) else { return }
-    let again = try? PropertyListValue(binaryEncoded: value.binaryEncoded())
+    guard let value = try? PropertyListValue(storedEncoding: data) else { return }
+    let again = try? PropertyListValue(storedEncoding: value.storedEncoding())
     precondition(again.map { same($0, value) } ?? false, "a decoded value does not survive re-encoding")
 }
 
 /// Equality that treats NaN as equal to NaN (a stored NaN is still the same value).
 private func same(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
-    a.binaryEncoded() == b.binaryEncoded()
+    a.storedEncoding() == b.storedEncoding()
 }
 
 private func fuzzPlistText(_ data: Data) {

@@ -92,7 +92,7 @@
                 guard row.count == 3, let key = row[0], let seq = row[2].flatMap(int64) else { continue }
                 let name = String(decoding: key, as: UTF8.self)
                 if let blob = row[1] {
-                    guard let value = try? PropertyListValue(binaryEncoded: blob) else {
+                    guard let value = try? PropertyListValue(storedEncoding: blob) else {
                         undecodable.append(name)
                         continue
                     }

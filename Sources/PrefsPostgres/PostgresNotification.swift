@@ -37,7 +37,7 @@
             // A row is [key] for a removal and [key, value] for a value.
             let encoded = PropertyListValue.array(
                 rows.map { key, value in .array([.string(key.name)] + (value.map { [$0] } ?? [])) })
-            let body = encoded.binaryEncoded().base64EncodedString()
+            let body = encoded.storedEncoding().base64EncodedString()
             return head.utf8.count + body.utf8.count <= maximumPayload ? head + body : head + "-"
         }
 
@@ -57,7 +57,7 @@
             else { return nil }
             guard parts[3] != "-" else { return .readRows(namespace: namespace) }
             guard let bytes = Data(base64Encoded: String(parts[3])),
-                case .array(let encodedRows)? = try? PropertyListValue(binaryEncoded: bytes)
+                case .array(let encodedRows)? = try? PropertyListValue(storedEncoding: bytes)
             else { return nil }
             var rows: [EntryRow] = []
             for encoded in encodedRows {

@@ -13,7 +13,7 @@
     ///
     /// - **Data.** One table, `prefs_entries(namespace, key, value, seq)`, created if missing, with a
     ///   schema version in `prefs_meta`. The namespace is a column value, never part of SQL; every
-    ///   statement binds its parameters. Values use the same binary encoding as `SQLiteStore`. Each
+    ///   statement binds its parameters. Values use the same stored encoding as `SQLiteStore`. Each
     ///   write carries a sequence number that grows in commit order, and a removal is kept as a row
     ///   without a value, so instances catch up by sequence number.
     /// - **Reads** come from a local cache of the namespace. Other instances' writes arrive by
@@ -219,7 +219,7 @@
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, seq = excluded.seq
                     """,
                     [
-                        .text(namespace), .text(key.name), value.map { .bytes($0.binaryEncoded()) } ?? .null,
+                        .text(namespace), .text(key.name), value.map { .bytes($0.storedEncoding()) } ?? .null,
                         .int64(seq),
                     ], prepared: true)
             }

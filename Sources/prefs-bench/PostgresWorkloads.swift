@@ -35,7 +35,7 @@
             let raw = Measure.nanosecondsPerOperation(operations: writes, repetitions: repetitions) {
                 for index in 0..<writes {
                     let key = "k\(index % 100)"
-                    let value = PropertyListValue.integer(Int64(index)).binaryEncoded()
+                    let value = PropertyListValue.integer(Int64(index)).storedEncoding()
                     let namespace = "bench-raw-\(getpid())"
                     key.withCString { keyPointer in
                         namespace.withCString { namespacePointer in

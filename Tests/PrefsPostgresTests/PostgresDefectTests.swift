@@ -192,7 +192,7 @@
             try raw.run("INSERT INTO prefs_meta VALUES ('schema_version', '1')")
             try raw.run(
                 "INSERT INTO prefs_entries VALUES ('ns', 'old', $1)",
-                [.bytes(PropertyListValue.integer(7).binaryEncoded())])
+                [.bytes(PropertyListValue.integer(7).storedEncoding())])
             let store = try PostgresStore(url: server.url, namespace: "ns")
             #expect(store.value(forKey: "old") == .integer(7))
             try store.setValue(nil, forKey: "old")

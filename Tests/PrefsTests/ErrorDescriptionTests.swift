@@ -12,7 +12,7 @@ import Testing
         ValueCodingError.typeMismatch(expected: "Int", found: .string("x")),
         MigrationError.stepsOutOfOrder(version: 1, after: 2),
         TransactionTimeoutError(store: "MemoryStore", waited: .seconds(10)),
-        BinaryDecodingError(reason: "unknown tag 255"),
+        StoredEncodingError(reason: "unknown tag 255"),
         SQLiteStoreError(path: "/tmp/x.sqlite", kind: .notADatabase, detail: "file is not a database"),
         UserDefaultsStoreError(kind: .suiteRefused, suite: "NSGlobalDomain"),
         UserDefaultsStoreError(kind: .keyConflict(key: "e\u{301}", storedKey: "\u{E9}"), suite: "app"),

@@ -59,7 +59,7 @@ import Testing
         }
     }
 
-    /// Values added in their binary form decode when read, once; setting or removing one, and
+    /// Values added in their stored encoding decode when read, once; setting or removing one, and
     /// reading them all, gives what was stored.
     @Test func encodedValuesDecodeWhenRead() {
         var table = KeyTable()
@@ -68,9 +68,9 @@ import Testing
             "c": .data(Data([0, 1, 2])), "d": .double(-0.0),
         ]
         for (key, value) in values {
-            let bytes = value.binaryEncoded()
+            let bytes = value.storedEncoding()
             bytes.withUnsafeBytes { raw in
-                #expect(PropertyListValue.isBinaryEncoding(raw))
+                #expect(PropertyListValue.isStoredEncoding(raw))
                 table.insert(encoded: raw, for: key)
             }
         }
@@ -92,8 +92,8 @@ import Testing
             [0x03, 1, 2, 3], [0x01, 0x01], [0x09, 0x01, 0x01, 0x61, 0x01],
         ]
         for bytes in samples {
-            let decodes = bytes.withUnsafeBytes { (try? PropertyListValue(binaryEncodedBytes: $0)) != nil }
-            #expect(bytes.withUnsafeBytes { PropertyListValue.isBinaryEncoding($0) } == decodes, "\(bytes)")
+            let decodes = bytes.withUnsafeBytes { (try? PropertyListValue(storedEncodingBytes: $0)) != nil }
+            #expect(bytes.withUnsafeBytes { PropertyListValue.isStoredEncoding($0) } == decodes, "\(bytes)")
         }
     }
 

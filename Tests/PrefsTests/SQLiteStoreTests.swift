@@ -92,7 +92,7 @@ func integrityCheck(_ path: String) throws -> String {
                 """)
             try old.run(
                 "INSERT INTO prefs_entries(key, value, seq) VALUES ('name', ?1, 7), ('gone', NULL, 8)",
-                [.blob(PropertyListValue.string("kept").binaryEncoded())])
+                [.blob(PropertyListValue.string("kept").storedEncoding())])
         }
         let store = try SQLiteStore(path: path)
         #expect(store.snapshot() == ["name": .string("kept")])

@@ -139,13 +139,13 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
     }
 
     /// Unsigned integers above `Int64.max` have one form in the value model, keep it through the
-    /// binary encoding and Foundation's objects, and read as nothing smaller.
+    /// stored encoding and Foundation's objects, and read as nothing smaller.
     @Test func unsignedIntegersAboveInt64HaveOneForm() throws {
         #expect(try UInt64.serialize(UInt64.max) == .unsignedInteger(UInt64.max))
         #expect(try UInt64.serialize(5) == .integer(5), "what fits Int64 stays .integer")
         #expect(PropertyListValue.integer(unsigned: 7) == .integer(7))
         let big = PropertyListValue.unsignedInteger(UInt64.max)
-        #expect(try PropertyListValue(binaryEncoded: big.binaryEncoded()) == big)
+        #expect(try PropertyListValue(storedEncoding: big.storedEncoding()) == big)
         #expect(PropertyListValue(foundationObject: big.foundationObject) == big)
         #expect(PropertyListValue(foundationObject: NSNumber(value: UInt64.max)) == big)
         #expect(throws: ValueCodingError.self) { try Int64.deserialize(big) }

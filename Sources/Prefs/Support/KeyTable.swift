@@ -13,7 +13,7 @@
 ///   bucket) and its entry's index plus one (`0` is an empty slot). A lookup compares key bytes
 ///   only when those 32 bits match, and the slots alone are enough to grow the table or to shift
 ///   entries back on removal (no tombstones: a table that sees many writes never slows down);
-/// - `encodedBytes`: values as a store read them from its file, still in their binary form
+/// - `encodedBytes`: values as a store read them from its file, still in their stored encoding
 ///   (checked, not yet decoded). Opening a large store appends each row's bytes here instead of
 ///   building a value (a string is an allocation each); a value is decoded the first time it is
 ///   read, and the bytes are let go once no entry needs them.
@@ -41,7 +41,7 @@ struct KeyTable: Sendable {
 
     private enum Stored {
         case value(PropertyListValue)
-        /// Checked binary form at `start..<start + count` in `encodedBytes`.
+        /// Checked stored encoding at `start..<start + count` in `encodedBytes`.
         case encoded(start: UInt32, count: UInt32)
     }
 
@@ -66,7 +66,7 @@ struct KeyTable: Sendable {
 
     /// The value under `key`; assigning `nil` removes it.
     ///
-    /// Reading decodes a value still in its binary form each time: the read path uses
+    /// Reading decodes a value still in its stored encoding each time: the read path uses
     /// ``value(for:)``, which keeps what it decoded.
     subscript(key: StoreKey) -> PropertyListValue? {
         get {
@@ -91,7 +91,7 @@ struct KeyTable: Sendable {
         }
     }
 
-    /// The value under `key`, decoding it (once) if it is still in its binary form.
+    /// The value under `key`, decoding it (once) if it is still in its stored encoding.
     @inline(__always)
     mutating func value(for key: StoreKey) -> PropertyListValue? {
         value(for: key, hash: Self.hash(key.name, seed: seed))
@@ -116,8 +116,8 @@ struct KeyTable: Sendable {
         return value
     }
 
-    /// Adds `key` with a value in its binary form, which the caller has checked with
-    /// `PropertyListValue.isBinaryEncoding(_:)`: it is decoded when first read.
+    /// Adds `key` with a value in its stored encoding, which the caller has checked with
+    /// `PropertyListValue.isStoredEncoding(_:)`: it is decoded when first read.
     mutating func insert(encoded bytes: UnsafeRawBufferPointer, for key: StoreKey) {
         let hash = Self.hash(key.name, seed: seed)
         readSlots?.invalidate(hash: hash)
@@ -128,7 +128,7 @@ struct KeyTable: Sendable {
         }
         guard encodedBytes.count + bytes.count <= UInt32.max else {
             // More than 4 GiB at once: the rest is decoded now.
-            self[key] = try? PropertyListValue(binaryEncodedBytes: bytes)
+            self[key] = try? PropertyListValue(storedEncodingBytes: bytes)
             return
         }
         let stored = Stored.encoded(start: UInt32(encodedBytes.count), count: UInt32(bytes.count))
@@ -137,7 +137,7 @@ struct KeyTable: Sendable {
         insert(Entry(key: key, value: stored), tag: tag)
     }
 
-    /// Room for `count` bytes of values added in their binary form.
+    /// Room for `count` bytes of values added in their stored encoding.
     mutating func reserveEncodedCapacity(_ count: Int) {
         encodedBytes.reserveCapacity(count)
     }
@@ -161,7 +161,8 @@ struct KeyTable: Sendable {
         case .encoded(let start, let count):
             return encodedBytes.withUnsafeBytes { all in
                 try? PropertyListValue(
-                    binaryEncodedBytes: UnsafeRawBufferPointer(rebasing: all[Int(start)..<Int(start + count)])
+                    storedEncodingBytes: UnsafeRawBufferPointer(
+                        rebasing: all[Int(start)..<Int(start + count)])
                 )
             }
         }

@@ -264,7 +264,7 @@ extension SQLiteStore {
             let key = row.text(0)
             // Checked now, decoded when first read: a large store opens without building its values.
             let bytes = row.blobBytes(1)
-            if PropertyListValue.isBinaryEncoding(bytes) {
+            if PropertyListValue.isStoredEncoding(bytes) {
                 values.insert(encoded: bytes, for: StoreKey(key))
             } else {
                 undecodable.append(key)

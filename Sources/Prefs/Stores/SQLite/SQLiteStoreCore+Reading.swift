@@ -107,7 +107,7 @@ extension SQLiteStoreCore {
                     change[entry.key] = .removed
                     continue
                 }
-                if let value = try? PropertyListValue(binaryEncoded: encoded) {
+                if let value = try? PropertyListValue(storedEncoding: encoded) {
                     change[entry.key] = .set(value)
                 } else {
                     undecodable.insert(entry.key.name)
@@ -143,7 +143,7 @@ extension SQLiteStoreCore {
                     highest = max(highest, UInt64(bitPattern: row.integer(2)))
                     if row.isNull(1) {
                         changed[key] = .some(nil)
-                    } else if let value = try? PropertyListValue(binaryEncodedBytes: row.blobBytes(1)) {
+                    } else if let value = try? PropertyListValue(storedEncodingBytes: row.blobBytes(1)) {
                         changed[key] = .some(value)
                     } else {
                         undecodable.append(key.name)

@@ -11,11 +11,11 @@ import Foundation
 /// | 4 | CRC-32C of everything after this field, up to the length |
 /// | 8 | sequence number |
 /// | 4 | number of entries |
-/// | … | each entry: key length (4), value length (4; `0xFFFFFFFF` for a removal), the key's UTF-8, the value's binary encoding |
+/// | … | each entry: key length (4), value length (4; `0xFFFFFFFF` for a removal), the key's UTF-8, the value's stored encoding |
 struct JournalRecord {
     struct Entry {
         let key: StoreKey
-        /// The value's binary encoding (``PropertyListValue/binaryEncoded()``), or `nil` for a removal.
+        /// The value's stored encoding (``PropertyListValue/storedEncoding()``), or `nil` for a removal.
         let encodedValue: Data?
     }
 
@@ -37,7 +37,7 @@ struct JournalRecord {
             bytes.append(contentsOf: key.name.utf8)
             if let value {
                 let start = bytes.count
-                value.appendBinaryEncoding(to: &bytes)
+                value.appendStoredEncoding(to: &bytes)
                 let length = UInt32(bytes.count - start).littleEndian
                 bytes.withUnsafeMutableBytes {
                     $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self)

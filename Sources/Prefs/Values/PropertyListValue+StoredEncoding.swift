@@ -1,8 +1,9 @@
 import Foundation
 
-/// The compact binary form of a value that the database stores (SQLite, PostgreSQL) keep: exact
-/// for every value (dates and reals bit for bit, strings with any character), and checked on the
-/// way back so a damaged blob is an error, never a crash.
+/// The stored encoding: the compact form in which the database stores (SQLite, PostgreSQL) keep a
+/// value — Prefs's own, not Apple's binary property list. Exact for every value (dates and reals
+/// bit for bit, strings with any character), and checked on the way back so a damaged blob is an
+/// error, never a crash.
 ///
 /// Layout: one tag byte, then the payload. Integers, reals and dates are 8 bytes little-endian;
 /// strings and data are a length (LEB128) and the bytes; arrays are a count and the elements;
@@ -16,54 +17,54 @@ extension PropertyListValue {
         case unsignedInteger
     }
 
-    /// The value's binary form.
+    /// The value's stored encoding.
     ///
     /// ```swift
-    /// let bytes = PropertyListValue.integer(1).binaryEncoded()
-    /// try PropertyListValue(binaryEncoded: bytes)  // .integer(1)
+    /// let bytes = PropertyListValue.integer(1).storedEncoding()
+    /// try PropertyListValue(storedEncoding: bytes)  // .integer(1)
     /// ```
-    public func binaryEncoded() -> Data {
-        var writer = BinaryWriter()
+    public func storedEncoding() -> Data {
+        var writer = StoredEncodingWriter()
         writer.write(self)
         return Data(writer.bytes)
     }
 
-    /// Appends the value's binary form to `bytes` (the SQLite journal writes records this way,
+    /// Appends the value's stored encoding to `bytes` (the SQLite journal writes records this way,
     /// without a buffer per value).
-    package func appendBinaryEncoding(to bytes: inout [UInt8]) {
-        var writer = BinaryWriter(bytes: bytes)
+    package func appendStoredEncoding(to bytes: inout [UInt8]) {
+        var writer = StoredEncodingWriter(bytes: bytes)
         bytes = []  // so the writer's array is not shared, and appends in place
         writer.write(self)
         bytes = writer.bytes
     }
 
-    /// Decodes a value from its binary form, throwing ``BinaryDecodingError`` when the bytes are
+    /// Decodes a value from its stored encoding, throwing ``StoredEncodingError`` when the bytes are
     /// not a complete, well-formed value.
     ///
     /// ```swift
-    /// let value = try PropertyListValue(binaryEncoded: blob)
+    /// let value = try PropertyListValue(storedEncoding: blob)
     /// ```
-    public init(binaryEncoded bytes: Data) throws {
-        self = try bytes.withUnsafeBytes { try Self(binaryEncodedBytes: $0) }
+    public init(storedEncoding bytes: Data) throws {
+        self = try bytes.withUnsafeBytes { try Self(storedEncodingBytes: $0) }
     }
 
     /// The same from bytes in memory (a SQLite row, a journal record), without copying them.
-    package init(binaryEncodedBytes bytes: UnsafeRawBufferPointer) throws {
-        var reader = BinaryReader(bytes: bytes)
+    package init(storedEncodingBytes bytes: UnsafeRawBufferPointer) throws {
+        var reader = StoredEncodingReader(bytes: bytes)
         self = try reader.readValue(depth: 0)
-        guard reader.isAtEnd else { throw BinaryDecodingError(reason: "trailing bytes after the value") }
+        guard reader.isAtEnd else { throw StoredEncodingError(reason: "trailing bytes after the value") }
     }
 
     /// Whether `bytes` are a complete, well-formed value: the checks of decoding, without
     /// building the value (a large store checks every row when it opens and decodes a value the
     /// first time it is read).
-    package static func isBinaryEncoding(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var reader = BinaryReader(bytes: bytes, checksOnly: true)
+    package static func isStoredEncoding(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var reader = StoredEncodingReader(bytes: bytes, checksOnly: true)
         guard (try? reader.readValue(depth: 0)) != nil else { return false }
         return reader.isAtEnd
     }
 
-    fileprivate struct BinaryWriter {
+    fileprivate struct StoredEncodingWriter {
         var bytes: [UInt8] = []
 
         mutating func write(_ value: PropertyListValue) {
@@ -115,7 +116,7 @@ extension PropertyListValue {
         }
     }
 
-    fileprivate struct BinaryReader {
+    fileprivate struct StoredEncodingReader {
         let bytes: UnsafeRawBufferPointer
         /// Check every byte as decoding does, but build nothing (each value read is a placeholder).
         var checksOnly = false
@@ -129,10 +130,10 @@ extension PropertyListValue {
         mutating func readValue(depth: Int) throws -> PropertyListValue {
             let tagByte = try readByte()
             guard let tag = Tag(rawValue: tagByte) else {
-                throw BinaryDecodingError(reason: "unknown tag \(tagByte)")
+                throw StoredEncodingError(reason: "unknown tag \(tagByte)")
             }
             if tag == .array || tag == .dictionary, depth >= PropertyListValue.maximumNestingDepth {
-                throw BinaryDecodingError(
+                throw StoredEncodingError(
                     reason: "nested deeper than \(PropertyListValue.maximumNestingDepth) containers")
             }
             switch tag {
@@ -176,19 +177,19 @@ extension PropertyListValue {
         }
 
         mutating func readByte() throws -> UInt8 {
-            guard offset < bytes.count else { throw BinaryDecodingError(reason: "truncated value") }
+            guard offset < bytes.count else { throw StoredEncodingError(reason: "truncated value") }
             defer { offset += 1 }
             return bytes[offset]
         }
 
         mutating func readWord() throws -> UInt64 {
-            guard 8 <= bytes.count - offset else { throw BinaryDecodingError(reason: "truncated value") }
+            guard 8 <= bytes.count - offset else { throw StoredEncodingError(reason: "truncated value") }
             defer { offset += 8 }
             return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         }
 
         mutating func readBytes(_ count: Int) throws -> UnsafeRawBufferPointer {
-            guard count <= bytes.count - offset else { throw BinaryDecodingError(reason: "truncated value") }
+            guard count <= bytes.count - offset else { throw StoredEncodingError(reason: "truncated value") }
             defer { offset += count }
             return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
         }
@@ -198,13 +199,13 @@ extension PropertyListValue {
             var shift: UInt64 = 0
             while true {
                 let byte = try readByte()
-                guard shift < 63 else { throw BinaryDecodingError(reason: "length too long") }
+                guard shift < 63 else { throw StoredEncodingError(reason: "length too long") }
                 result |= UInt64(byte & 0x7F) << shift
                 if byte & 0x80 == 0 { break }
                 shift += 7
             }
             guard result <= UInt64(bytes.count - offset) else {
-                throw BinaryDecodingError(reason: "truncated value")
+                throw StoredEncodingError(reason: "truncated value")
             }
             return Int(result)
         }
@@ -214,20 +215,20 @@ extension PropertyListValue {
             // ASCII (most of what is stored) is UTF-8 as it is.
             if checksOnly && raw.allSatisfy({ $0 < 0x80 }) { return "" }
             guard let text = String(validatingUTF8Bytes: raw) else {
-                throw BinaryDecodingError(reason: "a string that is not UTF-8")
+                throw StoredEncodingError(reason: "a string that is not UTF-8")
             }
             return text
         }
     }
 }
 
-/// Bytes that are not the binary form of a value.
+/// Bytes that are not the stored encoding of a value.
 ///
 /// ```swift
-/// do { _ = try PropertyListValue(binaryEncoded: Data([0xFF])) } catch { print(error) }
+/// do { _ = try PropertyListValue(storedEncoding: Data([0xFF])) } catch { print(error) }
 /// // not a stored value: unknown tag 255
 /// ```
-public struct BinaryDecodingError: Error, CustomStringConvertible, LocalizedError {
+public struct StoredEncodingError: Error, CustomStringConvertible, LocalizedError {
     /// What is wrong with the bytes.
     public let reason: String
 
