@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // A separate package that depends on Prefs by path, as a user's package would: CI builds and runs
-// it to check that DESIGN.md's "Typed keys" usage compiles unchanged against the public API.
+// it to check that the README's "Typed keys" usage compiles unchanged against the public API.
 import PackageDescription
 
 let package = Package(

@@ -1,4 +1,4 @@
-// The two classic styles from DESIGN.md, checked through plain UserDefaults on the same suite.
+// The two classic styles from the README, checked through plain UserDefaults on the same suite.
 // Exits non-zero on the first failed check.
 import Foundation
 import Prefs

@@ -1,4 +1,4 @@
-// DESIGN.md's "Typed keys" usage, unchanged, followed by checks that every value type
+// The README's "Typed keys" usage, unchanged, followed by checks that every value type
 // round-trips through MemoryStore and UserDefaultsStore. Exits non-zero on the first mismatch.
 import Foundation
 import Prefs
@@ -10,7 +10,7 @@ struct Profile: Codable, Equatable, PreferenceValue {
     static let guest = Profile(name: "guest")
 }
 
-// --- DESIGN.md, "Typed keys" ---
+// --- README.md, "Typed keys" ---
 extension Preferences.Keys {
     static let volume = Key<Double>("volume", default: 0.5)
     static let username = Key<String?>("username")  // nil when unset
@@ -23,9 +23,9 @@ func designUsage() {
     let prefs = Preferences.standard
     prefs[.volume] = 0.8
     prefs.reset(.volume)  // back to 0.5
-    prefs.hasValue(for: .volume)  // false: nothing stored, the default shows through
+    print(prefs.hasValue(for: .volume))  // false: nothing stored, the default shows through
 }
-// --- end of DESIGN.md ---
+// --- end of README.md ---
 
 var failures = 0
 @MainActor func check(_ condition: Bool, _ what: String) {
