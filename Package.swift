@@ -74,15 +74,18 @@ let package = Package(
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
-                "Prefs",
+                "Prefs", "PrefsChildWork",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ] + whereverPostgres("PrefsPostgres") + whereverPostgres("CLibPQ"),
             swiftSettings: postgresSettings
         ),
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(
-            name: "PrefsTestHelper", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
+            name: "PrefsTestHelper",
+            dependencies: ["Prefs", "PrefsChildWork"] + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
+        // What the test helper and the benchmark's child processes do, written once.
+        .target(name: "PrefsChildWork", dependencies: ["Prefs"]),
         // What every test target shares: finding and running the package's executables, waiting.
         .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper"]),

@@ -19,6 +19,7 @@
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
 import Prefs
+import PrefsChildWork
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres
@@ -107,27 +108,15 @@ do {
             try prefs.set(index, for: Preferences.Key<Int>("\(argument(2)).\(index)", default: -1))
         }
     case "sqlite-increment":
-        let prefs = sqlite(argument(1))
-        let key = Preferences.Key<Int>(argument(2), default: 0)
-        for _ in 0..<(Int(argument(3)) ?? 0) { try prefs.update { p in p[key] += 1 } }
+        try ChildWork.increments(of: argument(2), in: sqlite(argument(1)), count: Int(argument(3)) ?? 0)
     case "sqlite-ack-writer":
         // PATH [FILL] [PAUSE-µs] [COUNT]: writes k<i> = i (a string of i and FILL x's when FILL > 0),
         // then `latest` = i, from one past the stored `latest`, and prints each i once both returned.
-        let prefs = sqlite(argument(1))
-        let fill = String(repeating: "x", count: arguments.count > 2 ? Int(argument(2)) ?? 0 : 0)
-        let pause = arguments.count > 3 ? UInt32(argument(3)) ?? 0 : 0
-        let count = arguments.count > 4 ? Int(argument(4)) ?? .max : .max
-        let latest = Preferences.Key<Int>("latest", default: -1)
-        var index = prefs[latest] + 1
-        for _ in 0..<count {
-            try prefs.store.setValue(
-                fill.isEmpty ? .integer(Int64(index)) : .string("\(index)\(fill)"), forKey: "k\(index)")
-            try prefs.set(index, for: latest)
-            // Written straight to the pipe, so the test sees exactly what was acknowledged.
-            FileHandle.standardOutput.write(Data("\(index)\n".utf8))
-            index += 1
-            if pause > 0 { usleep(pause) }
-        }
+        try ChildWork.acknowledgedWrites(
+            to: sqlite(argument(1)), fill: arguments.count > 2 ? Int(argument(2)) ?? 0 : 0,
+            pauseMicroseconds: arguments.count > 3 ? UInt32(argument(3)) ?? 0 : 0,
+            count: arguments.count > 4 ? Int(argument(4)) ?? .max : .max
+        ) { index in ChildWork.say("\(index)") }
     case "sqlite-ack-updater":
         // PATH: sets a, b and c to one number in each update, printing each number once it returned.
         let prefs = sqlite(argument(1))
@@ -208,16 +197,8 @@ do {
             guard let acknowledgements = FileHandle(forWritingAtPath: argument(3)) else {
                 fail("cannot write \(argument(3))")
             }
-            var index = 0
-            while true {
-                do {
-                    try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
-                    acknowledgements.write(Data("\(index)\n".utf8))
-                    index += 1
-                } catch {
-                    FileHandle.standardError.write(Data("retrying k\(index): \(error)\n".utf8))
-                    usleep(20_000)
-                }
+            try ChildWork.acknowledgedWrites(to: Preferences(store: store), retrying: true) { index in
+                acknowledgements.write(Data("\(index)\n".utf8))
             }
     #endif
     default:

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsChildWork
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres
@@ -74,17 +75,15 @@ enum Processes {
             }
             print(Date().timeIntervalSince1970)
         case "sqlite-increment":
-            let prefs = Preferences(store: try SQLiteStore(path: arguments[1]))
-            let key = Preferences.Key<Int>("n", default: 0)
-            for _ in 0..<(Int(arguments[2]) ?? 0) { try prefs.update { $0[key] += 1 } }
+            try ChildWork.increments(
+                of: "n", in: Preferences(store: try SQLiteStore(path: arguments[1])),
+                count: Int(arguments[2]) ?? 0)
         case "ack-writer":
             // Writes k<i> = i, then prints i: the parent reads k<i> once the line arrives.
-            let store = try SQLiteStore(path: arguments[1])
-            for index in 0..<(Int(arguments[2]) ?? 0) {
-                try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
-                FileHandle.standardOutput.write(Data("\(index)\n".utf8))
-                usleep(200)
-            }
+            try ChildWork.acknowledgedWrites(
+                to: Preferences(store: try SQLiteStore(path: arguments[1])), pauseMicroseconds: 200,
+                count: Int(arguments[2]) ?? 0
+            ) { index in ChildWork.say("\(index)") }
         case "open":
             let start = DispatchTime.now().uptimeNanoseconds
             let store = try SQLiteStore(path: arguments[1])
