@@ -1,12 +1,24 @@
 import Foundation
 
 /// An SVG chart of write time against keys stored, Foundation `UserDefaults` against
-/// `SQLiteStore`, both axes logarithmic, drawn here (no plotting library).
+/// `SQLiteStore`, with one raw SQLite commit (measured in the same run) as a baseline, both axes
+/// logarithmic, drawn here (no plotting library).
 enum Plot {
-    static func svg(points: [(keys: Int, foundation: Double, sqlite: Double)]) -> String {
-        let (width, height) = (640.0, 420.0)
-        let (left, right, top, bottom) = (80.0, 170.0, 40.0, 60.0)
-        let milliseconds = points.flatMap { [$0.foundation / 1e6, $0.sqlite / 1e6] }.filter { $0 > 0 }
+    /// `rawCommit`: nanoseconds of one raw SQLite upsert committed alone.
+    static func svg(points: [(keys: Int, foundation: Double, sqlite: Double)], rawCommit: Double) -> String {
+        let series: [(String, String, (Double, Double) -> Double)] = [
+            ("UserDefaults + synchronize()", "#d9534f", { foundation, _ in foundation }),
+            ("SQLiteStore", "#337ab7", { _, sqlite in sqlite }),
+        ]
+        let baselineName = "raw SQLite commit"
+        // The legend sits right of the plot: wide enough for its longest label (at 12 px, a
+        // character of this font is at most 7 px wide), so no label runs off the edge.
+        let longestLabel = (series.map(\.0) + [baselineName]).map(\.count).max() ?? 0
+        let (left, top, bottom) = (80.0, 40.0, 60.0)
+        let right = 50.0 + 7.0 * Double(longestLabel)
+        let (width, height) = (470.0 + right, 420.0)
+        let milliseconds = (points.flatMap { [$0.foundation / 1e6, $0.sqlite / 1e6] } + [rawCommit / 1e6])
+            .filter { $0 > 0 }
         let yMin = pow(10, floor(log10(milliseconds.min() ?? 0.001)))
         let yMax = pow(10, ceil(log10(milliseconds.max() ?? 1)))
         let xMin = Double(points.map(\.keys).min() ?? 100)
@@ -38,10 +50,6 @@ enum Plot {
         }
         svg += text((left + width - right) / 2, height - 16, "keys stored", anchor: "middle")
         svg += text(18, (top + height - bottom) / 2, "ms per write", anchor: "middle", rotate: true)
-        let series: [(String, String, (Double, Double) -> Double)] = [
-            ("UserDefaults + synchronize()", "#d9534f", { foundation, _ in foundation }),
-            ("SQLiteStore", "#337ab7", { _, sqlite in sqlite }),
-        ]
         for (index, (name, colour, pick)) in series.enumerated() {
             let coordinates = points.map {
                 "\(x(Double($0.keys))),\(y(pick($0.foundation, $0.sqlite) / 1e6))"
@@ -56,6 +64,15 @@ enum Plot {
             svg += line(
                 width - right + 12, legendY - 4, width - right + 32, legendY - 4, colour, strokeWidth: 2)
             svg += text(width - right + 38, legendY, name, anchor: "start")
+        }
+        if rawCommit > 0 {
+            let baseline = y(rawCommit / 1e6)
+            svg +=
+                "<line x1=\"\(left)\" y1=\"\(baseline)\" x2=\"\(width - right)\" y2=\"\(baseline)\" stroke=\"#555\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
+            let legendY = top + 20 + Double(series.count) * 20
+            svg +=
+                "<line x1=\"\(width - right + 12)\" y1=\"\(legendY - 4)\" x2=\"\(width - right + 32)\" y2=\"\(legendY - 4)\" stroke=\"#555\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
+            svg += text(width - right + 38, legendY, baselineName, anchor: "start")
         }
         return svg + "</svg>\n"
     }

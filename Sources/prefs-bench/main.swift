@@ -282,7 +282,7 @@ func runBenchmarks(quick: Bool, json: Bool, plotPath: String?, postgresURL: Stri
         print(Report.table(metrics, repetitions: sizes.repetitions, quick: quick))
     }
     if let plotPath {
-        let svg = Plot.svg(points: plotPoints)
+        let svg = Plot.svg(points: plotPoints, rawCommit: sqliteWrites.raw)
         try Data(svg.utf8).write(to: URL(fileURLWithPath: plotPath))
         if !json { print("\nchart written to \(plotPath)") }
     }

@@ -100,8 +100,26 @@
             #expect(missingKey.status == 1)
             #expect(missingKey.stderr == "The domain/default pair of (nowhere, key) does not exist")
             #expect(try cli.run("read-type", "nowhere", "key").status == 1)
-            #expect(try cli.run("read", "nowhere").status == 1)
+            let missingDomain = try cli.run("read", "nowhere")
+            #expect(missingDomain.status == 1)
+            #expect(missingDomain.stderr == "Domain nowhere does not exist", "as the tool's article says")
             #expect(try cli.run("domains").stdout == "", "reading creates nothing")
+        }
+
+        /// The tool's article: bad input is one line saying what is wrong; a usage error adds a
+        /// second pointing to `--help`; both exit 64.
+        @Test func badInputIsOneLineAndAUsageErrorPointsToHelp() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let badValue = try cli.run("write", "d", "k", "-int", "x")
+            #expect(badValue.status == 64)
+            #expect(badValue.stderr.split(separator: "\n").count == 1, "\(badValue.stderr)")
+            let unknown = try cli.run("frob")
+            #expect(unknown.status == 64)
+            #expect(
+                unknown.stderr.split(separator: "\n") == [
+                    "prefs: unknown command 'frob'", "Run 'prefs --help' for usage.",
+                ])
         }
 
         @Test(arguments: ["xml", "binary", "json"])
