@@ -52,12 +52,25 @@ package enum PlistText {
     }
 
     private static func oldStyle(pairs: [(String, PropertyListValue)], indent: String) -> String {
-        guard !pairs.isEmpty else { return "{\n\(indent)}" }
-        let inner = indent + "    "
-        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { key, value in
+        object(pairs, indent: indent, step: "    ", empty: "{\n\(indent)}", separator: "\n") {
+            key, value, inner in
             "\(inner)\(quoteIfNeeded(key)) = \(oldStyle(value, indent: inner));"
         }
-        return "{\n" + lines.joined(separator: "\n") + "\n\(indent)}"
+    }
+
+    /// A dictionary in either syntax: `{`, one entry a line sorted by Unicode scalars (so every
+    /// key is exact and the order never depends on hashing), `}`.
+    private static func object(
+        _ pairs: [(String, PropertyListValue)], indent: String, step: String, empty: String,
+        separator: String,
+        entry: (String, PropertyListValue, String) -> String
+    ) -> String {
+        guard !pairs.isEmpty else { return empty }
+        let inner = indent + step
+        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map {
+            entry($0.0, $0.1, inner)
+        }
+        return "{\n" + lines.joined(separator: separator) + "\n\(indent)}"
     }
 
     static func formatReal(_ real: Double) -> String {
@@ -175,12 +188,9 @@ package enum PlistText {
     }
 
     private static func json(pairs: [(String, PropertyListValue)], indent: String) -> String {
-        guard !pairs.isEmpty else { return "{}" }
-        let inner = indent + "  "
-        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { key, value in
+        object(pairs, indent: indent, step: "  ", empty: "{}", separator: ",\n") { key, value, inner in
             "\(inner)\(jsonString(key)): \(json(value, indent: inner))"
         }
-        return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
     }
 
     static func jsonString(_ text: String) -> String {
