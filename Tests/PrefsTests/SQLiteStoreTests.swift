@@ -301,13 +301,7 @@ func integrityCheck(_ path: String) throws -> String {
         }
 
         static func shell(_ arguments: String...) throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
+            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments).status
         }
     }
 #endif
