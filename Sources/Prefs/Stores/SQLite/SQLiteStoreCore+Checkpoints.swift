@@ -83,8 +83,14 @@ extension SQLiteStoreCore {
                 }
                 moved = scan.lastSequence
                 if moved > checkpointed {
+                    // In the key index's order (SQLite compares text keys byte by byte): each upsert
+                    // then lands beside the one before, in pages just read, instead of anywhere in
+                    // a large table.
+                    let ordered = latest.sorted {
+                        $0.key.name.utf8.lexicographicallyPrecedes($1.key.name.utf8)
+                    }
                     try perform {
-                        for (key, entry) in latest {
+                        for (key, entry) in ordered {
                             try connection.run(
                                 """
                                 INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
