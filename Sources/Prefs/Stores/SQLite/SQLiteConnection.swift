@@ -218,6 +218,13 @@ final class SQLiteConnection {
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
+        /// The text's UTF-8 bytes in place, as stored, valid until the next step (no copy).
+        func textBytes(_ column: Int32) -> UnsafeRawBufferPointer {
+            guard let pointer = sqlite3_column_text(statement, column) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
+            return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
+        }
         /// The blob's bytes in place, valid until the next step (no copy).
         func blobBytes(_ column: Int32) -> UnsafeRawBufferPointer {
             let count = Int(sqlite3_column_bytes(statement, column))

@@ -257,19 +257,15 @@ extension SQLiteStore {
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
-        var undecodable: [String] = []
+        // SQLite reads the rows here while another thread builds the cache from them. (The
+        // table is consumed, not copied: the fill holds its only reference.)
+        let fill = ParallelTableFill(consume values)
         try connection.run("SELECT key, value, seq FROM prefs_entries") { row in
             highestRow = max(highestRow, UInt64(bitPattern: row.integer(2)))
             guard !row.isNull(1) else { return }
-            let key = row.text(0)
-            // Checked now, decoded when first read: a large store opens without building its values.
-            let bytes = row.blobBytes(1)
-            if PropertyListValue.isStoredEncoding(bytes) {
-                values.insert(encoded: bytes, for: StoreKey(key))
-            } else {
-                undecodable.append(key)
-            }
+            fill.add(key: row.textBytes(0), value: row.blobBytes(1))
         }
+        let (filled, undecodable) = fill.finish()
         testHooks.withLock { $0[path] }?()
         // Left in the file untouched; reads see no value for these keys.
         reportUndecodable(undecodable, in: path)
@@ -277,7 +273,7 @@ extension SQLiteStore {
             database: Database(
                 connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
             cache: Cache(
-                values: values,
+                values: filled,
                 position: Journal.Position(
                     sequence: checkpointed, generation: .max, offset: Journal.Layout.headerSize)),
             journal: nil, recovery: nil, highestStored: max(checkpointed, highestRow))
