@@ -124,7 +124,8 @@ import Testing
         let path = TestFiles.uniquePath("chunks")
         var expected: [StoreKey: PropertyListValue] = [:]
         for index in 0..<10_000 {
-            let key = StoreKey(String(repeating: index % 7 == 0 ? "é" : "k", count: 1 + index % 40) + "\(index)")
+            let key = StoreKey(
+                String(repeating: index % 7 == 0 ? "é" : "k", count: 1 + index % 40) + "\(index)")
             switch index % 4 {
             case 0: expected[key] = .integer(Int64(index))
             case 1: expected[key] = .string(String(repeating: "v", count: index % 300))
