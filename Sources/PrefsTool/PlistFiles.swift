@@ -28,7 +28,7 @@ enum PlistFiles {
             return
         }
         text += "\(indent)<dict>\n"
-        for (key, value) in pairs.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
+        for (key, value) in pairs.sorted(by: { StoreKey($0.0) < StoreKey($1.0) }) {
             text += "\(indent)\t<key>\(escaped(key))</key>\n"
             write(value, indent: indent + "\t", into: &text)
         }

@@ -67,7 +67,7 @@ package enum PlistText {
     ) -> String {
         guard !pairs.isEmpty else { return empty }
         let inner = indent + step
-        let lines = pairs.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map {
+        let lines = pairs.sorted { StoreKey($0.0) < StoreKey($1.0) }.map {
             entry($0.0, $0.1, inner)
         }
         return "{\n" + lines.joined(separator: separator) + "\n\(indent)}"
@@ -159,7 +159,7 @@ package enum PlistText {
         case .array(let elements):
             return "[" + elements.map(jsonLine).joined(separator: ",") + "]"
         case .dictionary(let entries):
-            let sorted = entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            let sorted = entries.sorted { StoreKey($0.key) < StoreKey($1.key) }
             return "{" + sorted.map { jsonString($0.key) + ":" + jsonLine($0.value) }.joined(separator: ",")
                 + "}"
         default:

@@ -88,7 +88,18 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 
     /// Orders by Unicode scalar values (UTF-8 byte order), as SQLite's `BINARY` collation does.
     public static func < (lhs: StoreKey, rhs: StoreKey) -> Bool {
-        lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8)
+        let left = lhs.name.utf8
+        let right = rhs.name.utf8
+        // Native strings are contiguous UTF-8: one `memcmp` (a checkpoint sorts thousands of keys).
+        let compared = left.withContiguousStorageIfAvailable { l in
+            right.withContiguousStorageIfAvailable { r in
+                let common = min(l.count, r.count)
+                let order = common == 0 ? 0 : memcmp(l.baseAddress!, r.baseAddress!, common)
+                return order != 0 ? order < 0 : l.count < r.count
+            }
+        }
+        if let compared, let precedes = compared { return precedes }
+        return left.lexicographicallyPrecedes(right)
     }
 
     /// The name.
@@ -98,6 +109,6 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 extension Sequence where Element == String {
     /// The names sorted by Unicode scalar values, with canonically equivalent names kept apart.
     func sortedByScalars() -> [String] {
-        sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        sorted { StoreKey($0) < StoreKey($1) }
     }
 }

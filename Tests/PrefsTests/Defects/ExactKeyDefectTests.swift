@@ -15,6 +15,23 @@ private final class Accents: PreferenceGroup {
 
 /// Issue "Nothing lost, nothing hung", item 2: a key is its exact sequence of Unicode scalars.
 @Suite struct ExactKeyDefectTests {
+    /// Keys order by their UTF-8 bytes, as SQLite's BINARY collation does: a prefix first, then
+    /// byte by byte (so `Z` < `a` < `é`), for small and large strings alike.
+    @Test func storeKeysOrderByTheirBytes() {
+        let names = [
+            "", "a", "ab", "b", "Z", "é", "e\u{301}", "k10", "k2", String(repeating: "x", count: 40),
+            String(repeating: "x", count: 40) + "y", "中文", "🌍",
+        ]
+        for left in names {
+            for right in names {
+                #expect(
+                    (StoreKey(left) < StoreKey(right))
+                        == Array(left.utf8).lexicographicallyPrecedes(Array(right.utf8)),
+                    "\(left) < \(right)")
+            }
+        }
+    }
+
     @Test func storeKeysCompareScalars() {
         #expect(composed == decomposed, "the premise: Swift takes them for one string")
         #expect(StoreKey(composed) != StoreKey(decomposed))

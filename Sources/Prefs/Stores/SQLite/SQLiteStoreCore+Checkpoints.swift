@@ -87,7 +87,7 @@ extension SQLiteStoreCore {
                     // In the key index's order (SQLite compares text keys byte by byte): each upsert
                     // then lands beside the one before, in pages just read, instead of anywhere in
                     // a large table.
-                    let ordered = latest.sorted { Self.bytesPrecede($0.key.name, $1.key.name) }
+                    let ordered = latest.sorted { $0.key < $1.key }
                     try perform {
                         for (key, entry) in ordered {
                             try connection.run(
@@ -125,20 +125,6 @@ extension SQLiteStoreCore {
                     through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
                     midway: { self.checkpointStep(.duringMove) })
                 checkpointStep(.afterDrop)
-            }
-        }
-    }
-
-    /// Whether `a`'s UTF-8 bytes sort before `b`'s, as SQLite's BINARY collation compares text:
-    /// one `memcmp` for the native (contiguous) strings a store holds.
-    private static func bytesPrecede(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { left in
-            b.withUTF8 { right in
-                let common = min(left.count, right.count)
-                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-                return order != 0 ? order < 0 : left.count < right.count
             }
         }
     }
