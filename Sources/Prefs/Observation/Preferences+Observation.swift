@@ -226,22 +226,31 @@ extension Preferences {
     }
 
     /// Delivers the key's current value, then its value after each change, in order.
-    ///
-    /// The store delivers changes on its own queue while the current value is read here, so the
-    /// two are put in order under one lock: changes delivered before the current value was sent
-    /// are already part of it and are dropped; later ones follow it.
     private func observeValues<Value>(
         of key: Key<Value>, deliver: @escaping @Sendable (Value) -> Void
     ) -> StoreObservation {
+        let name = StoreKey(key.name)
+        return inOrder(observing: [key], now: { deliver(self[key]) }) { [self] change in
+            if let stored = change.values[name] { deliver(decode(stored.newValue, for: key)) }
+        }
+    }
+
+    /// Runs `now` at once, then `onChange` for each change the store delivers after it, in order.
+    ///
+    /// The store delivers changes on its own queue while `now` reads current values here, so the
+    /// two are put in order under one lock: changes delivered before `now` ran are already part
+    /// of what it read and are dropped; later ones follow it.
+    private func inOrder(
+        observing keys: [Keys], now: () -> Void, onChange: @escaping @Sendable (StoreChange) -> Void
+    ) -> StoreObservation {
         let startedDelivering = Locked(false)
-        let observation = store.observe(keys: [key.name]) { [self] change in
-            guard let stored = change.values[StoreKey(key.name)] else { return }
+        let observation = store.observe(keys: keys.map(\.name)) { change in
             startedDelivering.withLock { started in
-                if started { deliver(decode(stored.newValue, for: key)) }
+                if started { onChange(change) }
             }
         }
         startedDelivering.withLock { started in
-            deliver(self[key])
+            now()
             started = true
         }
         return observation
@@ -275,17 +284,8 @@ extension Preferences {
     /// (as ``observeValues(of:deliver:)`` does for one key).
     private func observeAny(of keys: [Keys], deliver: @escaping @Sendable () -> Void) -> StoreObservation {
         let names = Set(keys.map { StoreKey($0.name) })
-        let startedDelivering = Locked(false)
-        let observation = store.observe(keys: keys.map(\.name)) { change in
-            guard change.values.keys.contains(where: names.contains) else { return }
-            startedDelivering.withLock { started in
-                if started { deliver() }
-            }
+        return inOrder(observing: keys, now: deliver) { change in
+            if change.values.keys.contains(where: names.contains) { deliver() }
         }
-        startedDelivering.withLock { started in
-            deliver()
-            started = true
-        }
-        return observation
     }
 }

@@ -52,9 +52,9 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
     ///
-    /// Throws ``UserDefaultsStoreError`` (`.suiteRefused`) when Foundation cannot open the suite (Apple platforms
-    /// refuse the app's own bundle identifier and `NSGlobalDomain` as suite names): use
-    /// ``standard`` for the app's own domain.
+    /// Throws ``UserDefaultsStoreError`` (`.suiteRefused`) when Foundation cannot open the suite
+    /// (Apple platforms refuse the app's own bundle identifier and `NSGlobalDomain` as suite
+    /// names): use ``standard`` for the app's own domain.
     ///
     /// ```swift
     /// let store = try UserDefaultsStore(suiteName: "group.example")
@@ -167,6 +167,7 @@ public final class UserDefaultsStore: PreferenceStore {
             var transaction = StoreTransaction(
                 read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)
+            try PropertyListValue.checkNesting(of: transaction.writes)
             let applied = try apply(transaction.writes.mapValues(\.newValue))
             observers.publish(StoreChange(newValues: applied))
             return result
@@ -305,7 +306,6 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Writes the values and returns them as stored.
     private func apply(_ writes: [StoreKey: PropertyListValue?]) throws -> [StoreKey: PropertyListValue?] {
         guard !writes.isEmpty else { return writes }
-        for case let value? in writes.values { try value.checkNesting() }
         try checkSpelling(of: writes.keys)
         #if canImport(Darwin)
             recordAsKnown(writes)
