@@ -51,12 +51,7 @@ open class PreferenceGroup: Observable {
         storeObservation = preferences.store.observe(keys: propertyKeys.map(\.key)) { change in
             let changed = change.values.keys.compactMap { slots[$0] }
             guard !changed.isEmpty else { return }
-            #if canImport(SwiftUI)
-                // SwiftUI expects the Observation changes it renders from on the main actor.
-                DispatchQueue.main.async { for slot in changed { slot.announceChange() } }
-            #else
-                for slot in changed { slot.announceChange() }
-            #endif
+            announceWhereRendered { for slot in changed { slot.announceChange() } }
         }
     }
 

@@ -93,12 +93,7 @@ final class PrefSource<Value: PreferenceValue>: Observable, @unchecked Sendable 
         let name = StoreKey(key.name)
         observation = preferences.store.observe(keys: [key.name]) { [weak self] change in
             guard change.values[name] != nil, let self else { return }
-            #if canImport(SwiftUI)
-                // SwiftUI expects the Observation changes it renders from on the main actor.
-                DispatchQueue.main.async { self.announceChange() }
-            #else
-                announceChange()
-            #endif
+            announceWhereRendered { self.announceChange() }
         }
     }
 

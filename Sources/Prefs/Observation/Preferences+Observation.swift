@@ -230,9 +230,11 @@ extension Preferences {
         of key: Key<Value>, deliver: @escaping @Sendable (Value) -> Void
     ) -> StoreObservation {
         let name = StoreKey(key.name)
-        return inOrder(observing: [key], now: { deliver(self[key]) }) { [self] change in
-            if let stored = change.values[name] { deliver(decode(stored.newValue, for: key)) }
-        }
+        return inOrder(
+            observing: [key], now: { deliver(self[key]) },
+            onChange: { [self] change in
+                if let stored = change.values[name] { deliver(decode(stored.newValue, for: key)) }
+            })
     }
 
     /// Runs `now` at once, then `onChange` for each change the store delivers after it, in order.
