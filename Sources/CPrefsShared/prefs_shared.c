@@ -12,15 +12,18 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+
 #if defined(__APPLE__)
 #include <notify.h>
-#include <sys/file.h>
 #endif
 
 #if defined(__linux__)
 #include <limits.h>
 #include <linux/futex.h>
-#include <pthread.h>
 #include <sys/syscall.h>
 #endif
 
@@ -153,13 +156,126 @@ int prefs_futex_wake_all(uint32_t *word) {
 #endif
 }
 
-size_t prefs_lock_size(void) {
-#if defined(__linux__)
-    return sizeof(pthread_mutex_t);
+int prefs_lock_kind_of_process(void) {
+#if defined(__APPLE__)
+    return PREFS_LOCK_KIND_FLOCK;
 #else
+    const char *asked = getenv("PREFS_JOURNAL_LOCK");
+    return asked && strcmp(asked, "flock") == 0 ? PREFS_LOCK_KIND_FLOCK : PREFS_LOCK_KIND_NATIVE;
+#endif
+}
+
+int prefs_lock_kind_is_available(int kind) {
+#if defined(__linux__)
+    return kind == PREFS_LOCK_KIND_NATIVE || kind == PREFS_LOCK_KIND_FLOCK;
+#elif defined(__APPLE__)
+    return kind == PREFS_LOCK_KIND_FLOCK || kind == PREFS_LOCK_KIND_NATIVE;  // both mean flock here
+#else
+    (void)kind;
     return 0;
 #endif
 }
+
+// MARK: - The thread lock
+
+struct prefs_thread_lock {
+    pthread_mutex_t mutex;
+    pthread_cond_t released;
+    int held;
+    pthread_t holder;
+};
+
+prefs_thread_lock *prefs_thread_lock_create(void) {
+    prefs_thread_lock *lock = calloc(1, sizeof *lock);
+    if (!lock) return NULL;
+    if (pthread_mutex_init(&lock->mutex, NULL) != 0) {
+        free(lock);
+        return NULL;
+    }
+    if (pthread_cond_init(&lock->released, NULL) != 0) {
+        pthread_mutex_destroy(&lock->mutex);
+        free(lock);
+        return NULL;
+    }
+    return lock;
+}
+
+void prefs_thread_lock_destroy(prefs_thread_lock *lock) {
+    if (!lock) return;
+    pthread_cond_destroy(&lock->released);
+    pthread_mutex_destroy(&lock->mutex);
+    free(lock);
+}
+
+int prefs_thread_lock_is_held_by_caller(prefs_thread_lock *lock) {
+    pthread_mutex_lock(&lock->mutex);
+    int mine = lock->held && pthread_equal(lock->holder, pthread_self());
+    pthread_mutex_unlock(&lock->mutex);
+    return mine;
+}
+
+/// The wall-clock instant `timeout_ms` from now (what `pthread_cond_timedwait` waits until; Apple
+/// platforms have no monotonic condition variables, and one code path serves both).
+static struct timespec deadline_after(int64_t timeout_ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000;
+    }
+    return deadline;
+}
+
+static int64_t milliseconds_until(struct timespec deadline) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static int thread_lock_acquire(prefs_thread_lock *lock, struct timespec deadline) {
+    pthread_mutex_lock(&lock->mutex);
+    if (lock->held && pthread_equal(lock->holder, pthread_self())) {
+        pthread_mutex_unlock(&lock->mutex);
+        return PREFS_LOCK_WOULD_DEADLOCK;
+    }
+    int outcome = PREFS_LOCK_ACQUIRED;
+    while (lock->held) {
+        if (pthread_cond_timedwait(&lock->released, &lock->mutex, &deadline) == ETIMEDOUT && lock->held) {
+            outcome = PREFS_LOCK_TIMED_OUT;
+            break;
+        }
+    }
+    if (outcome == PREFS_LOCK_ACQUIRED) {
+        lock->held = 1;
+        lock->holder = pthread_self();
+    }
+    pthread_mutex_unlock(&lock->mutex);
+    return outcome;
+}
+
+static void thread_lock_release(prefs_thread_lock *lock) {
+    pthread_mutex_lock(&lock->mutex);
+    lock->held = 0;
+    pthread_cond_signal(&lock->released);
+    pthread_mutex_unlock(&lock->mutex);
+}
+
+/// `flock(LOCK_EX)` on the descriptor, tried until the deadline (no timed `flock` exists: try,
+/// then sleep briefly, doubling the pause up to a millisecond).
+static int flock_until(int descriptor, struct timespec deadline) {
+    useconds_t pause_us = 20;
+    while (flock(descriptor, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) return PREFS_LOCK_FAILED;
+        if (milliseconds_until(deadline) <= 0) return PREFS_LOCK_TIMED_OUT;
+        usleep(pause_us);
+        if (pause_us < 1000) pause_us *= 2;
+    }
+    return PREFS_LOCK_ACQUIRED;
+}
+
+// MARK: - The journal's lock
 
 int prefs_lock_init(void *memory) {
 #if defined(__linux__)
@@ -178,9 +294,14 @@ int prefs_lock_init(void *memory) {
     return failure;
 #else
     (void)memory;
-    return 0;
+    return ENOTSUP;
 #endif
 }
+
+_Static_assert(sizeof(((prefs_journal_header *)0)->lock) >= 128, "room for the lock");
+#if defined(__linux__)
+_Static_assert(sizeof(pthread_mutex_t) <= 128, "a pthread mutex fits the header's lock field");
+#endif
 
 #if defined(__linux__)
 /// An OFD lock on one byte: `type` F_RDLCK, F_WRLCK or F_UNLCK; waits when `wait`.
@@ -194,23 +315,29 @@ static int ofd_lock(int descriptor, short type, off_t byte, int wait) {
 }
 #endif
 
-void prefs_open_begin(int descriptor) {
+int prefs_open_begin(int descriptor, prefs_thread_lock *thread, int64_t timeout_ms) {
 #if defined(__linux__)
-    ofd_lock(descriptor, F_WRLCK, 0, 1);
-#elif defined(__APPLE__)
-    flock(descriptor, LOCK_EX);
+    (void)thread;
+    struct timespec deadline = deadline_after(timeout_ms);
+    useconds_t pause_us = 20;
+    while (ofd_lock(descriptor, F_WRLCK, 0, 0) != 0) {
+        if (errno != EAGAIN && errno != EACCES) return PREFS_LOCK_FAILED;
+        if (milliseconds_until(deadline) <= 0) return PREFS_LOCK_TIMED_OUT;
+        usleep(pause_us);
+        if (pause_us < 1000) pause_us *= 2;
+    }
+    return PREFS_LOCK_ACQUIRED;
 #else
-    (void)descriptor;
+    return prefs_lock_acquire(PREFS_LOCK_KIND_FLOCK, NULL, thread, descriptor, timeout_ms);
 #endif
 }
 
-void prefs_open_end(int descriptor) {
+void prefs_open_end(int descriptor, prefs_thread_lock *thread) {
 #if defined(__linux__)
+    (void)thread;
     ofd_lock(descriptor, F_UNLCK, 0, 0);
-#elif defined(__APPLE__)
-    flock(descriptor, LOCK_UN);
 #else
-    (void)descriptor;
+    prefs_lock_release(PREFS_LOCK_KIND_FLOCK, NULL, thread, descriptor);
 #endif
 }
 
@@ -242,20 +369,11 @@ int prefs_lock_is_sane(const void *memory) {
 #endif
 }
 
-int prefs_lock_acquire(void *memory, int descriptor, int64_t timeout_ms) {
 #if defined(__linux__)
-    (void)descriptor;
-    pthread_mutex_t *mutex = (pthread_mutex_t *)memory;
+static int native_lock_acquire(pthread_mutex_t *mutex, int64_t timeout_ms) {
     int result = pthread_mutex_trylock(mutex);
     if (result == EBUSY) {
-        struct timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-        if (deadline.tv_nsec >= 1000000000) {
-            deadline.tv_sec += 1;
-            deadline.tv_nsec -= 1000000000;
-        }
+        struct timespec deadline = deadline_after(timeout_ms);
         result = pthread_mutex_timedlock(mutex, &deadline);
     }
     switch (result) {
@@ -265,41 +383,47 @@ int prefs_lock_acquire(void *memory, int descriptor, int64_t timeout_ms) {
         return PREFS_LOCK_ACQUIRED_OWNER_DIED;
     case ETIMEDOUT: return PREFS_LOCK_TIMED_OUT;
     case EDEADLK: return PREFS_LOCK_WOULD_DEADLOCK;
-    default: return PREFS_LOCK_FAILED;
+    default: errno = result; return PREFS_LOCK_FAILED;
     }
-#elif defined(__APPLE__)
-    // flock belongs to the open file description: each store opens its own, so two stores in
-    // one process exclude each other like two processes do, and the kernel releases it when its
-    // holder dies. No timed flock exists: try, then sleep briefly, until the deadline.
-    (void)memory;
-    int64_t waited_us = 0, pause_us = 20;
-    while (flock(descriptor, LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR) return PREFS_LOCK_FAILED;
-        if (waited_us >= timeout_ms * 1000) return PREFS_LOCK_TIMED_OUT;
-        usleep((useconds_t)pause_us);
-        waited_us += pause_us;
-        if (pause_us < 1000) pause_us *= 2;
-    }
-    return PREFS_LOCK_ACQUIRED;
-#else
-    (void)memory;
-    (void)descriptor;
-    (void)timeout_ms;
-    return PREFS_LOCK_FAILED;
+}
 #endif
+
+int prefs_lock_acquire(int kind, void *memory, prefs_thread_lock *thread, int descriptor, int64_t timeout_ms) {
+#if defined(__linux__)
+    if (kind == PREFS_LOCK_KIND_NATIVE) return native_lock_acquire((pthread_mutex_t *)memory, timeout_ms);
+#endif
+    (void)memory;
+    if (!thread) {
+        errno = EINVAL;
+        return PREFS_LOCK_FAILED;
+    }
+    // First the threads of this process, then the processes: `flock` belongs to the open file
+    // description, so without the thread lock two threads (a writer and a checkpoint) would both
+    // "hold" it, and the first to let go would release it for everyone. The kernel releases a
+    // dead holder's `flock`; the header's `writing` mark and odd generation tell the next holder
+    // to check the records.
+    struct timespec deadline = deadline_after(timeout_ms);
+    int outcome = thread_lock_acquire(thread, deadline);
+    if (outcome != PREFS_LOCK_ACQUIRED) return outcome;
+    outcome = flock_until(descriptor, deadline);
+    if (outcome != PREFS_LOCK_ACQUIRED) {
+        int saved = errno;
+        thread_lock_release(thread);
+        errno = saved;
+    }
+    return outcome;
 }
 
-void prefs_lock_release(void *memory, int descriptor) {
+void prefs_lock_release(int kind, void *memory, prefs_thread_lock *thread, int descriptor) {
 #if defined(__linux__)
-    (void)descriptor;
-    pthread_mutex_unlock((pthread_mutex_t *)memory);
-#elif defined(__APPLE__)
+    if (kind == PREFS_LOCK_KIND_NATIVE) {
+        pthread_mutex_unlock((pthread_mutex_t *)memory);
+        return;
+    }
+#endif
     (void)memory;
     flock(descriptor, LOCK_UN);
-#else
-    (void)memory;
-    (void)descriptor;
-#endif
+    if (thread) thread_lock_release(thread);
 }
 
 int prefs_sync_file(int descriptor) {
@@ -311,6 +435,15 @@ int prefs_sync_file(int descriptor) {
 #else
     return fsync(descriptor);
 #endif
+}
+
+int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor) {
+    if (count > 0) {
+        long page = sysconf(_SC_PAGESIZE);
+        size_t first = start - start % (size_t)page;
+        if (msync((char *)mapping + first, start + count - first, MS_SYNC) != 0) return -1;
+    }
+    return prefs_sync_file(descriptor);
 }
 
 int prefs_notify_post(const char *name) {

@@ -113,27 +113,106 @@ int prefs_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ms);
 /// Linux: wakes every process and thread waiting on the word. Returns -1 elsewhere than Linux.
 int prefs_futex_wake_all(uint32_t *word);
 
-/// The bytes a cross-process lock needs in the shared mapping (at most 128).
-size_t prefs_lock_size(void);
+// MARK: - The journal's header
 
-/// Makes the cross-process lock in `memory` (zeroed, in a shared mapping) ready for use. Linux: a
-/// process-shared, robust, error-checking pthread mutex. Apple platforms: nothing, the lock is
-/// `flock` on the journal's descriptor. Returns 0, or an errno value.
+/// The first bytes of the SQLite store's journal (`<name>-prefs`), as every process maps them.
+/// Little-endian, the layout fixed by the assertions below (the design document's table is
+/// checked against them by a test). Fields marked "atomic" are only ever read and written through
+/// the atomic functions above; the rest are written while opening, under the opening lock.
+typedef struct prefs_journal_header {
+    uint8_t magic[8];             // "PrefsJnl"
+    uint32_t version;             // the format version
+    uint32_t reserved_12;
+    uint32_t counter;             // atomic: one more per record; the futex word watchers sleep on
+    uint32_t sleepers;            // atomic: non-zero while a watcher asked to be woken
+    uint32_t writing;             // atomic: set while a writer copies a record
+    uint32_t lock_kind;           // which lock the processes use (PREFS_LOCK_KIND_*)
+    uint64_t sequence;            // atomic: the last record's number
+    uint64_t write_offset;        // atomic: where the records end
+    uint64_t base_sequence;       // atomic: records up to it were moved into SQLite and dropped
+    uint64_t generation;          // atomic: odd while records are moved inside the file
+    uint64_t file_size;           // atomic: the size writers grew the file to
+    uint64_t move_from;           // atomic: a move of records in progress: from where,
+    uint64_t move_length;         //   how many bytes,
+    uint64_t move_base;           //   the base sequence number it sets,
+    uint32_t move_checksum;       //   and the CRC-32C of the bytes moved (0 with no move)
+    uint32_t power_safe_writers;  // atomic: non-zero once a `.powerSafe` store wrote: moves are synced
+    uint8_t reserved_104[24];
+    _Alignas(16) uint8_t lock[128];  // the robust mutex (PREFS_LOCK_KIND_NATIVE on Linux)
+} prefs_journal_header;
+
+_Static_assert(offsetof(prefs_journal_header, magic) == 0, "magic");
+_Static_assert(offsetof(prefs_journal_header, version) == 8, "version");
+_Static_assert(offsetof(prefs_journal_header, counter) == 16, "counter");
+_Static_assert(offsetof(prefs_journal_header, sleepers) == 20, "sleepers");
+_Static_assert(offsetof(prefs_journal_header, writing) == 24, "writing");
+_Static_assert(offsetof(prefs_journal_header, lock_kind) == 28, "lock_kind");
+_Static_assert(offsetof(prefs_journal_header, sequence) == 32, "sequence");
+_Static_assert(offsetof(prefs_journal_header, write_offset) == 40, "write_offset");
+_Static_assert(offsetof(prefs_journal_header, base_sequence) == 48, "base_sequence");
+_Static_assert(offsetof(prefs_journal_header, generation) == 56, "generation");
+_Static_assert(offsetof(prefs_journal_header, file_size) == 64, "file_size");
+_Static_assert(offsetof(prefs_journal_header, move_from) == 72, "move_from");
+_Static_assert(offsetof(prefs_journal_header, move_length) == 80, "move_length");
+_Static_assert(offsetof(prefs_journal_header, move_base) == 88, "move_base");
+_Static_assert(offsetof(prefs_journal_header, move_checksum) == 96, "move_checksum");
+_Static_assert(offsetof(prefs_journal_header, power_safe_writers) == 100, "power_safe_writers");
+_Static_assert(offsetof(prefs_journal_header, lock) == 128, "lock");
+_Static_assert(sizeof(prefs_journal_header) == 256, "the header's fields fit in 256 bytes");
+
+// MARK: - The journal's lock
+
+/// The journal lock's kinds, as the header's `lock_kind` says.
+enum {
+    /// The platform's own: a robust, process-shared, error-checking pthread mutex in the header
+    /// on Linux; on Apple platforms (no robust mutexes), the same as `PREFS_LOCK_KIND_FLOCK`.
+    PREFS_LOCK_KIND_NATIVE = 0,
+    /// Apple's lock, on any platform: a thread lock per journal file shared by every store of the
+    /// process, then `flock` on the store's descriptor (`PREFS_JOURNAL_LOCK=flock` on Linux).
+    PREFS_LOCK_KIND_FLOCK = 1,
+};
+
+/// The kind this process uses: `PREFS_LOCK_KIND_FLOCK` on Apple platforms, and on Linux when the
+/// environment has `PREFS_JOURNAL_LOCK=flock`; otherwise `PREFS_LOCK_KIND_NATIVE`.
+int prefs_lock_kind_of_process(void);
+
+/// Whether this platform can use the lock kind `kind` (Apple platforms have no robust mutex).
+int prefs_lock_kind_is_available(int kind);
+
+/// A lock between the threads of one process that knows its holder and gives up after a timeout:
+/// `flock` belongs to an open file description, so every thread using a descriptor "holds" it at
+/// once; this lock, one per journal file per process, is taken before it (as MMKV takes its
+/// thread lock before its file lock). Made by `prefs_thread_lock_init`; it must not move.
+typedef struct prefs_thread_lock prefs_thread_lock;
+
+/// A new thread lock (`NULL` when memory or a mutex cannot be had).
+prefs_thread_lock *prefs_thread_lock_create(void);
+
+/// Frees a thread lock nobody holds.
+void prefs_thread_lock_destroy(prefs_thread_lock *lock);
+
+/// Whether the calling thread holds the thread lock.
+int prefs_thread_lock_is_held_by_caller(prefs_thread_lock *lock);
+
+/// Makes the cross-process lock in `memory` (zeroed, in a shared mapping) ready for use: a
+/// process-shared, robust, error-checking pthread mutex. Linux only; elsewhere returns ENOTSUP.
+/// Returns 0, or an errno value.
 int prefs_lock_init(void *memory);
 
-/// Whether the lock's memory still looks like what `prefs_lock_init` made (Linux with glibc: the
-/// mutex's kind field; elsewhere always 1). A lock damaged into another kind would make glibc
-/// abort, so a damaged one is made anew when the journal opens.
+/// Whether the mutex's memory still looks like what `prefs_lock_init` made. With glibc, the
+/// mutex's kind field: glibc aborts on a mutex damaged into another kind, so a damaged one is
+/// made anew when the journal opens. This is the one private libc field the package reads; on
+/// other libcs (and platforms without the native lock) it answers 1.
 int prefs_lock_is_sane(const void *memory);
 
-/// Serializes opening the journal among processes (one creates or repairs the header while the
-/// others wait): Linux, a write lock on the file's first byte owned by this open file
-/// description (`F_OFD_SETLKW`); Apple platforms, `flock` (which is the journal's lock there).
-/// Then marks this opener as a user of the journal until its descriptor is closed.
-void prefs_open_begin(int descriptor);
+/// Serializes opening the journal among processes, waiting at most `timeout_ms`: one opener
+/// creates or repairs the header while the others wait. Linux: a write lock on the journal's
+/// first byte owned by this open file description (`F_OFD_SETLK`, polled). Apple platforms (no
+/// OFD locks): the journal's own lock, `thread` then `flock`. Returns a `PREFS_LOCK_*` outcome.
+int prefs_open_begin(int descriptor, prefs_thread_lock *thread, int64_t timeout_ms);
 
-/// Ends what `prefs_open_begin` serialized (the user mark stays).
-void prefs_open_end(int descriptor);
+/// Ends what `prefs_open_begin` serialized.
+void prefs_open_end(int descriptor, prefs_thread_lock *thread);
 
 /// Linux: 1 when no other open file description uses the journal (checked with a lock on its
 /// second byte that every user holds shared), so its lock may be made anew; 0 otherwise, and
@@ -151,16 +230,24 @@ enum {
     PREFS_LOCK_FAILED = 4,
 };
 
-/// Takes the cross-process lock, waiting at most `timeout_ms`. `descriptor` is this opener's own
-/// descriptor of the journal (used on Apple platforms, where the lock is `flock`).
-int prefs_lock_acquire(void *memory, int descriptor, int64_t timeout_ms);
+/// Takes the journal's lock of kind `kind`, waiting at most `timeout_ms` in all.
+///
+/// `PREFS_LOCK_KIND_NATIVE` on Linux: the robust mutex at `memory`. `PREFS_LOCK_KIND_FLOCK`:
+/// `thread` (the process's thread lock for this journal file) and then `flock` on `descriptor`
+/// (this opener's own descriptor). On `PREFS_LOCK_FAILED`, errno says why.
+int prefs_lock_acquire(int kind, void *memory, prefs_thread_lock *thread, int descriptor, int64_t timeout_ms);
 
-/// Releases the lock taken by `prefs_lock_acquire`.
-void prefs_lock_release(void *memory, int descriptor);
+/// Releases the lock taken by `prefs_lock_acquire` (the same arguments).
+void prefs_lock_release(int kind, void *memory, prefs_thread_lock *thread, int descriptor);
 
 /// Syncs the file's data to the medium: `fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms
 /// (a plain `fsync` there leaves it in the drive's cache). Returns 0, or -1 with errno.
 int prefs_sync_file(int descriptor);
+
+/// Syncs `count` bytes of a shared mapping from `start` and then the file: `msync(MS_SYNC)` over
+/// the pages that hold them (the only call documented to write a mapping's pages back), then
+/// `prefs_sync_file`. One order on every platform. Returns 0, or -1 with errno.
+int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor);
 
 /// Apple platforms: posts the notify(3) notification `name` to every process. Returns 0 on
 /// success, -1 on failure or elsewhere than Apple platforms.

@@ -112,7 +112,7 @@ extension SQLiteStore {
     static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
-            stored: opened.highestStored)
+            stored: opened.highestStored, timeout: options.busyTimeout)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
             try journal.withLock(timeout: options.busyTimeout) { _ in }

@@ -31,9 +31,17 @@ extension SQLiteStore {
 }
 
 /// A file's device and inode: what stays the same while a path keeps naming the same file.
-struct FileIdentity: Equatable {
+struct FileIdentity: Hashable {
     let device: UInt64
     let inode: UInt64
+
+    /// The identity of the file open at `descriptor`, or `nil` when `fstat` fails.
+    init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
 
     /// The identity of the file at `path` now, or `nil` when there is none.
     init?(path: String) {

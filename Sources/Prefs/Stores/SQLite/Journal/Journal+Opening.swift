@@ -10,9 +10,9 @@ extension Journal {
     ///
     /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
     /// Returns `nil` when the store is read-only and no journal can be read.
-    static func open(databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64) throws
-        -> Journal?
-    {
+    static func open(
+        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
+    ) throws -> Journal? {
         let path = databasePath + "-prefs"
         var descriptor: Int32 = -1
         var isWritable = writable
@@ -30,26 +30,40 @@ extension Journal {
         }
         var keep = false
         defer { if !keep { close(descriptor) } }
+        guard let threadLock = ThreadLock.forFile(FileIdentity(descriptor: descriptor)) else {
+            throw failure(.cannotOpen, "cannot make the journal's thread lock for \(path)")
+        }
         // Opening is serialized, so one process creates or repairs the header while the others
-        // wait for it.
-        if isWritable { prefs_open_begin(descriptor) }
-        defer { if isWritable { prefs_open_end(descriptor) } }
+        // wait for it (at most the store's busy timeout).
+        if isWritable {
+            try beginOpening(descriptor, threadLock, timeout: timeout, path: path, failure: failure)
+        }
+        defer { if isWritable { prefs_open_end(descriptor, threadLock.pointer) } }
         let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
-        var head = [UInt8](repeating: 0, count: 16)
-        let count = pread(descriptor, &head, 16, 0)
+        var head = [UInt8](repeating: 0, count: 32)
+        let count = pread(descriptor, &head, 32, 0)
         let magic = Array(head.prefix(8))
         let isNew = count <= 0 || magic.allSatisfy { $0 == 0 } || magic == Layout.signalMagic
         if !isNew && magic != Layout.magic {
             guard writable else { return nil }
             throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
         }
-        let version = head[8..<12].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        func field(_ offset: Int) -> UInt32 {
+            guard count >= offset + 4 else { return 0 }
+            return head[offset..<offset + 4].withUnsafeBytes {
+                UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))
+            }
+        }
+        let version = field(Layout.versionOffset)
         if !isNew && version > Layout.version {
             throw failure(
                 .newerSchema(found: Int(version)),
                 "\(path) has journal format \(version); this release knows \(Layout.version)")
         }
         if isNew && !isWritable { return nil }
+        let lockKind = try chooseLockKind(
+            found: isNew ? nil : Int32(bitPattern: field(Layout.lockKindOffset)), isSoleUser: isSoleUser,
+            path: path, failure: failure)
         let protection = isWritable ? PROT_READ | PROT_WRITE : PROT_READ
         guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0),
             mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
@@ -59,6 +73,9 @@ extension Journal {
         let journal = Journal(
             databasePath: databasePath, path: path, descriptor: descriptor, mapping: mapping,
             isWritable: isWritable,
+            lock: JournalLock(
+                kind: lockKind, memory: mapping + Layout.lockOffset, thread: threadLock,
+                descriptor: descriptor),
             file: file)
         keep = true
         if !isNew && isWritable && journal.actualFileSize() < Layout.headerSize + Layout.growthStep {
@@ -69,15 +86,7 @@ extension Journal {
         if isNew {
             try journal.create(continuingFrom: stored)
         } else if isWritable {
-            if isSoleUser {
-                // Nobody else has the journal open: whatever state the lock was left in (a dead
-                // holder's, or damage), it is made anew.
-                _ = prefs_lock_init(mapping + Layout.lockOffset)
-            } else if prefs_lock_is_sane(mapping + Layout.lockOffset) == 0 {
-                // Damaged into something no writer made: any process using it would fail too.
-                _ = prefs_lock_init(mapping + Layout.lockOffset)
-                journal.report("its lock was damaged; it was made anew")
-            }
+            try journal.prepareLock(isSoleUser: isSoleUser)
             if let lie = journal.headerProblem() {
                 if journal.sequence >= Layout.sequenceLimit || journal.baseSequence >= Layout.sequenceLimit {
                     // Numbers no write made: start again from the records' own.
@@ -93,6 +102,71 @@ extension Journal {
         return journal
     }
 
+    /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`.
+    private static func beginOpening(
+        _ descriptor: Int32, _ threadLock: ThreadLock, timeout: Duration, path: String,
+        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+    ) throws {
+        switch prefs_open_begin(descriptor, threadLock.pointer, Int64(timeout.wholeMilliseconds)) {
+        case Int32(PREFS_LOCK_ACQUIRED): return
+        case Int32(PREFS_LOCK_TIMED_OUT):
+            throw failure(
+                .busy, "another process held the journal \(path) longer than \(timeout) while opening it")
+        case Int32(PREFS_LOCK_WOULD_DEADLOCK):
+            throw failure(
+                .busy,
+                "this thread holds the journal lock of \(path) (inside a transaction on a store of the same file): opening another store of it would wait for itself"
+            )
+        default:
+            throw failure(
+                .cannotOpen, "cannot lock the journal \(path) to open it: \(String(cString: strerror(errno)))"
+            )
+        }
+    }
+
+    /// The lock kind to use: the one the header names, so every process uses the same; this
+    /// process's own for a new journal, or when nobody else has the file open.
+    private static func chooseLockKind(
+        found: Int32?, isSoleUser: Bool, path: String,
+        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+    ) throws -> Int32 {
+        let wanted = JournalLock.processKind
+        guard let found, found != wanted, !isSoleUser else { return wanted }
+        guard prefs_lock_kind_is_available(found) != 0 else {
+            throw failure(.cannotOpen, "\(path) names a journal lock (\(found)) this platform does not have")
+        }
+        #if canImport(Darwin)
+            return found  // both kinds are flock here
+        #else
+            throw failure(
+                .cannotOpen,
+                "the other users of \(path) lock it with \(JournalLock.name(of: found)), and this process with \(JournalLock.name(of: wanted)) (PREFS_JOURNAL_LOCK): every process of a store must use the same lock"
+            )
+        #endif
+    }
+
+    /// Records the lock kind in the header and makes the mutex anew where it may be stale.
+    private func prepareLock(isSoleUser: Bool) throws {
+        let recorded = word32(Layout.lockKindOffset)
+        if isSoleUser && recorded.pointee != UInt32(bitPattern: lock.kind) {
+            recorded.pointee = UInt32(bitPattern: lock.kind)
+        }
+        guard lock.kind == Int32(PREFS_LOCK_KIND_NATIVE), prefs_lock_kind_is_available(lock.kind) != 0 else {
+            return
+        }
+        #if os(Linux)
+            if isSoleUser {
+                // Nobody else has the journal open: whatever state the lock was left in (a dead
+                // holder's, or damage), it is made anew.
+                _ = prefs_lock_init(mapping + Layout.lockOffset)
+            } else if prefs_lock_is_sane(mapping + Layout.lockOffset) == 0 {
+                // Damaged into something no writer made: any process using it would fail too.
+                _ = prefs_lock_init(mapping + Layout.lockOffset)
+                report("its lock was damaged; it was made anew")
+            }
+        #endif
+    }
+
     /// Writes a new header (the file holds no records worth keeping).
     private func create(continuingFrom stored: UInt64) throws {
         // Grown before the header is written: every page the mapping touches then exists.
@@ -106,11 +180,17 @@ extension Journal {
             throw failure
         }
         memset(mapping, 0, Layout.headerSize)
-        let failure = prefs_lock_init(mapping + Layout.lockOffset)
-        guard failure == 0 else {
-            throw error(.cannotOpen, "cannot make the journal lock: \(String(cString: strerror(failure)))")
+        if lock.kind == Int32(PREFS_LOCK_KIND_NATIVE) {
+            #if os(Linux)
+                let failure = prefs_lock_init(mapping + Layout.lockOffset)
+                guard failure == 0 else {
+                    throw error(
+                        .cannotOpen, "cannot make the journal lock: \(String(cString: strerror(failure)))")
+                }
+            #endif
         }
         word32(Layout.versionOffset).pointee = Layout.version
+        word32(Layout.lockKindOffset).pointee = UInt32(bitPattern: lock.kind)
         set(Layout.sequenceOffset, stored)
         set(Layout.baseOffset, stored)
         set(Layout.writeOffsetOffset, Layout.headerSize)

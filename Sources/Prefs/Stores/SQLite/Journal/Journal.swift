@@ -35,24 +35,36 @@ final class Journal: @unchecked Sendable {
         static let signalMagic = Array("PrefsSig".utf8)
         static let version: UInt32 = 2
         static let headerSize = 4096
-        static let versionOffset = 8
-        static let counterOffset = 16
-        static let sleepersOffset = 20
-        static let writingOffset = 24
-        static let sequenceOffset = 32
-        static let writeOffsetOffset = 40
-        static let baseOffset = 48
-        static let generationOffset = 56
-        static let fileSizeOffset = 64
+        // Every field's place comes from the C struct `prefs_journal_header` (`prefs_shared.h`),
+        // whose assertions fix the layout; a test checks the design document's table against it.
+        static let versionOffset = offset(\.version)
+        static let counterOffset = offset(\.counter)
+        static let sleepersOffset = offset(\.sleepers)
+        static let writingOffset = offset(\.writing)
+        static let lockKindOffset = offset(\.lock_kind)
+        static let sequenceOffset = offset(\.sequence)
+        static let writeOffsetOffset = offset(\.write_offset)
+        static let baseOffset = offset(\.base_sequence)
+        static let generationOffset = offset(\.generation)
+        static let fileSizeOffset = offset(\.file_size)
         /// A move of records to the top in progress (zero when none is).
         ///
-        /// Where they come from, how many bytes, and the base sequence number it sets. Written
-        /// before the copy starts, so a process killed while copying leaves enough for the next
-        /// holder to finish it.
-        static let moveFromOffset = 72
-        static let moveLengthOffset = 80
-        static let moveBaseOffset = 88
-        static let lockOffset = 128
+        /// Where they come from, how many bytes, the base sequence number it sets, and the
+        /// checksum of the bytes moved. Written (and, where `.powerSafe` stores write, synced)
+        /// before the copy starts, so a process killed or a power loss while copying leaves
+        /// enough for the next holder to finish it.
+        static let moveFromOffset = offset(\.move_from)
+        static let moveLengthOffset = offset(\.move_length)
+        static let moveBaseOffset = offset(\.move_base)
+        static let moveChecksumOffset = offset(\.move_checksum)
+        static let powerSafeWritersOffset = offset(\.power_safe_writers)
+        static let lockOffset = offset(\.lock)
+        /// The bytes of the header that hold fields (the rest of its page is zeros).
+        static let fieldsSize = MemoryLayout<prefs_journal_header>.size
+
+        private static func offset<Field>(_ field: KeyPath<prefs_journal_header, Field>) -> Int {
+            MemoryLayout<prefs_journal_header>.offset(of: field)!
+        }
         /// The address space reserved for the mapping: the most the journal can hold at once.
         ///
         /// Address space only; pages are used as records fill them. Mobile systems give a process
@@ -83,13 +95,15 @@ final class Journal: @unchecked Sendable {
     let notificationName: String
     let descriptor: Int32
     let mapping: UnsafeMutableRawPointer
+    /// The cross-process lock, of the kind the header names (set while opening).
+    let lock: JournalLock
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
-        isWritable: Bool,
+        isWritable: Bool, lock: JournalLock,
         file: FileIdentity?
     ) {
         self.databasePath = databasePath
@@ -97,6 +111,7 @@ final class Journal: @unchecked Sendable {
         self.descriptor = descriptor
         self.mapping = mapping
         self.isWritable = isWritable
+        self.lock = lock
         needsCheck.initialize(to: 1)
         notificationName = "prefs.sqlite.\(file?.device ?? 0).\(file?.inode ?? 0)"
     }
@@ -179,8 +194,7 @@ final class Journal: @unchecked Sendable {
         -> Result
     {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
-        let lock = mapping + Layout.lockOffset
-        switch prefs_lock_acquire(lock, descriptor, timeout) {
+        switch lock.acquire(timeoutMilliseconds: timeout) {
         case Int32(PREFS_LOCK_ACQUIRED): break
         case Int32(PREFS_LOCK_ACQUIRED_OWNER_DIED):
             prefs_atomic_store(word32(Layout.writingOffset), 1)
@@ -195,7 +209,7 @@ final class Journal: @unchecked Sendable {
             throw error(
                 .other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
         }
-        defer { prefs_lock_release(lock, descriptor) }
+        defer { lock.release() }
         if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
             repair(reason: "a process stopped while changing it")
         } else if prefs_atomic_exchange(needsCheck, 0) != 0 {
