@@ -7,8 +7,9 @@
 
     @testable import Prefs
 
-    /// The journal's cross-process lock excludes every thread of the process too, whichever kind
-    /// it is. CI runs this suite (and every SQLite suite) twice: with Linux's robust mutex, and
+    /// The journal's cross-process lock excludes every thread of the process too.
+    ///
+    /// Whichever kind it is: CI runs this suite (and every SQLite suite) twice: with Linux's robust mutex, and
     /// with `PREFS_JOURNAL_LOCK=flock`, the lock Apple platforms use.
     @Suite struct SQLiteJournalLockTests {
         private func journal(of store: SQLiteStore) throws -> Journal {
