@@ -132,18 +132,17 @@ do {
         // journal into SQLite and kills itself with SIGKILL at STEP of that move.
         let path = argument(1)
         let step = SQLiteStore.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
-        let store = try SQLiteStore(path: path)
+        var options = SQLiteStore.Options()
+        options.faults.atCheckpointStep = { reached in
+            if reached == step { kill(getpid(), SIGKILL) }
+        }
+        let store = try SQLiteStore(path: path, options: options)
         var latest: Int64 = -1
         if case .integer(let stored)? = store.value(forKey: "latest") { latest = stored }
         let count: Int64 = Int64(argument(3)) ?? 100
         for index in (latest + 1)...(latest + count) {
             try store.setValue(.integer(index), forKey: "k\(index)")
             try store.setValue(.integer(index), forKey: "latest")
-        }
-        SQLiteStore.checkpointHooks.withLock { hooks in
-            hooks[path] = { (reached: SQLiteStore.CheckpointStep) in
-                if reached == step { kill(getpid(), SIGKILL) }
-            }
         }
         try store.flush()
         fail("the checkpoint did not reach \(step)")
@@ -152,17 +151,19 @@ do {
         // the move commits, writes m<j> = j for 50 more, which stay in the journal and are copied
         // to its top; kills itself with SIGKILL half-way through that copy.
         let path = argument(1)
-        let store = try SQLiteStore(path: path)
+        // Another store of the same file writes during the checkpoint (the store checkpointing
+        // holds its own writer lock only between writes).
+        let other = try SQLiteStore(path: path)
+        var options = SQLiteStore.Options()
+        options.faults.atCheckpointStep = { reached in
+            if reached == .afterCommit {
+                for index in 0..<50 { try? other.setValue(.integer(Int64(index)), forKey: "m\(index)") }
+            }
+            if reached == .duringMove { kill(getpid(), SIGKILL) }
+        }
+        let store = try SQLiteStore(path: path, options: options)
         for index in 0..<(Int64(argument(2)) ?? 100) {
             try store.setValue(.integer(index), forKey: "k\(index)")
-        }
-        SQLiteStore.checkpointHooks.withLock { hooks in
-            hooks[path] = { (reached: SQLiteStore.CheckpointStep) in
-                if reached == .afterCommit {
-                    for index in 0..<50 { try? store.setValue(.integer(Int64(index)), forKey: "m\(index)") }
-                }
-                if reached == .duringMove { kill(getpid(), SIGKILL) }
-            }
         }
         try store.flush()
         fail("the checkpoint did not reach the move")

@@ -9,19 +9,6 @@
     /// updating and moving records into SQLite; read right after another process's write; and
     /// opened damaged in every way a file can be.
     @Suite struct SQLiteJournalTests {
-        /// The values a store at `path` holds, read by a fresh process (which also reports on
-        /// stderr what it repaired).
-        private func dump(_ path: String) throws -> (values: [String: String], stderr: String) {
-            let output = try Helper.run(["sqlite-dump", path])
-            #expect(output.status == 0, "\(output.stderr)")
-            var values: [String: String] = [:]
-            for line in output.stdout.split(separator: "\n") {
-                let parts = line.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
-            }
-            return (values, output.stderr)
-        }
-
         private func acknowledged(_ output: ChildOutput) -> [Int] {
             output.stdout.split(separator: "\n").compactMap { Int($0) }
         }
@@ -72,7 +59,7 @@
                 let output = try Helper.run(["sqlite-killed-checkpoint", path, step.rawValue, "200"])
                 #expect(output.status == SIGKILL, "round \(round): \(output.stderr)")
                 #expect(try integrityCheck(path) == "ok")
-                let (values, stderr) = try dump(path)
+                let (values, stderr) = try JournalFiles.dump(path)
                 let expected = 200 * (round + 1)
                 #expect(values["latest"] == "integer \(expected - 1)", "round \(round): \(stderr)")
                 #expect(values.count == expected + 1, "round \(round)")
@@ -96,7 +83,7 @@
             let path = TestFiles.uniquePath("killed-move")
             let output = try Helper.run(["sqlite-killed-move", path, "300"])
             #expect(output.status == SIGKILL, "\(output.stderr)")
-            let (values, stderr) = try dump(path)
+            let (values, stderr) = try JournalFiles.dump(path)
             #expect(stderr.contains("finished moving"), "\(stderr)")
             for index in 0..<300 where values["k\(index)"] != "integer \(index)" {
                 Issue.record("k\(index) is \(values["k\(index)"] ?? "missing")")
@@ -181,50 +168,21 @@
 
         // MARK: - Damaged journals
 
-        /// A store whose last writes are only in the journal (as a crash leaves it): the files are
-        /// copied while the writing store is still open.
-        private func crashedStore(records: Int) throws -> String {
-            let live = TestFiles.uniquePath("live")
-            let copy = TestFiles.uniquePath("crashed")
-            let store = try SQLiteStore(path: live)
-            for index in 0..<records { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
-            for suffix in ["", "-wal", "-shm", "-prefs"]
-            where FileManager.default.fileExists(atPath: live + suffix) {
-                try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix)
-            }
-            withExtendedLifetime(store) {}
-            return copy
-        }
-
-        /// The offsets of the records in a journal file.
-        private func recordOffsets(_ journal: Data) -> [Int] {
-            var offsets: [Int] = []
-            var offset = Journal.Layout.headerSize
-            while offset + 4 <= journal.count {
-                let length = Int(
-                    journal[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-                if length == 0 { break }
-                offsets.append(offset)
-                offset += length + JournalRecord.padding(length)
-            }
-            return offsets
-        }
-
         @Test func aCrashedStoresJournalIsReplayedOnOpening() throws {
-            let path = try crashedStore(records: 50)
-            let (values, stderr) = try dump(path)
+            let path = try JournalFiles.crashedStore(records: 50)
+            let (values, stderr) = try JournalFiles.dump(path)
             #expect(values.count == 50, "\(stderr)")
             #expect(values["k49"] == "integer 49")
         }
 
         @Test func aRecordFailingItsChecksumCutsTheJournalThereAndIsReported() throws {
-            let path = try crashedStore(records: 50)
+            let path = try JournalFiles.crashedStore(records: 50)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
-            let offsets = recordOffsets(journal)
+            let offsets = JournalFiles.recordOffsets(journal)
             #expect(offsets.count == 50)
             journal[offsets[30] + 21] ^= 0xFF  // inside the 31st record's first entry
             try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
-            let (values, stderr) = try dump(path)
+            let (values, stderr) = try JournalFiles.dump(path)
             #expect(
                 values.count == 30,
                 "records before the bad one are kept, none after it: \(values.keys.sorted())")
@@ -233,17 +191,17 @@
         }
 
         @Test func aTruncatedJournalKeepsItsWholeRecords() throws {
-            let path = try crashedStore(records: 50)
+            let path = try JournalFiles.crashedStore(records: 50)
             let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
-            let offsets = recordOffsets(journal)
+            let offsets = JournalFiles.recordOffsets(journal)
             try journal.prefix(offsets[40] + 10).write(to: URL(fileURLWithPath: path + "-prefs"))
-            let (values, stderr) = try dump(path)
+            let (values, stderr) = try JournalFiles.dump(path)
             #expect(values.count == 40, "\(values.keys.sorted())")
             #expect(stderr.contains("kept the records up to"), "the cut is reported: \(stderr)")
         }
 
         @Test func aHeaderThatLiesAboutItsLengthIsRepairedAndReported() throws {
-            let path = try crashedStore(records: 20)
+            let path = try JournalFiles.crashedStore(records: 20)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
             let lie = UInt64(1 << 40).littleEndian
             withUnsafeBytes(of: lie) {
@@ -251,19 +209,19 @@
                     Journal.Layout.writeOffsetOffset..<Journal.Layout.writeOffsetOffset + 8, with: $0)
             }
             try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
-            let (values, stderr) = try dump(path)
+            let (values, stderr) = try JournalFiles.dump(path)
             #expect(values.count == 20, "\(values.keys.sorted())")
             #expect(stderr.contains("header"), "\(stderr)")
             // Repaired for good: the next store writes after the kept records.
             let store = try SQLiteStore(path: path)
             try store.setValue(.integer(7), forKey: "after")
-            #expect(try dump(path).values.count == 21)
+            #expect(try JournalFiles.dump(path).values.count == 21)
         }
 
         /// Found by fuzzing: a header claiming sequence numbers no write made (near 2^64) made
         /// the next write overflow and trap; now the numbers start again from the records'.
         @Test func aHeaderWithImpossibleSequenceNumbersIsRepairedAndWritesWork() throws {
-            let path = try crashedStore(records: 5)
+            let path = try JournalFiles.crashedStore(records: 5)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
             let lie = UInt64.max.littleEndian
             withUnsafeBytes(of: lie) {
@@ -275,23 +233,23 @@
             #expect(store.keys().count == 5)
             try store.setValue(.integer(9), forKey: "after")
             #expect(store.value(forKey: "after") == .integer(9))
-            #expect(try dump(path).values.count == 6)
+            #expect(try JournalFiles.dump(path).values.count == 6)
         }
 
         /// Found by fuzzing: a journal cut shorter than its header had the rest of its first page
         /// zeroed under the mapping when the file grew, lock included, and crashed at the next
         /// unlock; now it is grown first.
         @Test func aJournalShorterThanItsHeaderIsGrownBeforeUse() throws {
-            let path = try crashedStore(records: 3)
+            let path = try JournalFiles.crashedStore(records: 3)
             let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
             try journal.prefix(148).write(to: URL(fileURLWithPath: path + "-prefs"))
             let output = try Helper.run(["sqlite-set", path, "after", "cut"])
             #expect(output.status == 0, "\(output.stderr)")
-            #expect(try dump(path).values["after"] == "string \"cut\"")
+            #expect(try JournalFiles.dump(path).values["after"] == "string \"cut\"")
         }
 
         @Test func aJournalOfANewerFormatIsRefusedAndLeftAlone() throws {
-            let path = try crashedStore(records: 3)
+            let path = try JournalFiles.crashedStore(records: 3)
             var journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
             journal[Journal.Layout.versionOffset] = 99
             try journal.write(to: URL(fileURLWithPath: path + "-prefs"))
@@ -307,7 +265,7 @@
         }
 
         @Test func randomDamageNeverCrashesAndKeepsWhatSQLiteHolds() throws {
-            let base = try crashedStore(records: 30)
+            let base = try JournalFiles.crashedStore(records: 30)
             try SQLiteStore(path: base).flush()  // SQLite holds k0…k29
             let live = try SQLiteStore(path: base)
             for index in 30..<60 { try live.setValue(.integer(Int64(index)), forKey: "k\(index)") }

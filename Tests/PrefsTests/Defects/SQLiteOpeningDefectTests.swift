@@ -13,11 +13,9 @@ import Testing
         let writer = try SQLiteStore(path: path)
         try writer.setValue(.integer(1), forKey: "before")
         // Commit from another connection after the new store has read its rows.
-        SQLiteStore.testHooks.withLock { hooks in
-            hooks[path] = { try? writer.setValue(.integer(7), forKey: "during") }
-        }
-        let reader = try SQLiteStore(path: path)
-        SQLiteStore.testHooks.withLock { $0[path] = nil }
+        var options = SQLiteStore.Options()
+        options.faults.afterLoadingRows = { try? writer.setValue(.integer(7), forKey: "during") }
+        let reader = try SQLiteStore(path: path, options: options)
         #expect(reader.value(forKey: "before") == .integer(1))
         #expect(await eventually { reader.value(forKey: "during") == .integer(7) })
     }

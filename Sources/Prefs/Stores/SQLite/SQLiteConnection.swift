@@ -50,6 +50,8 @@ final class SQLiteConnection {
         var flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
             | SQLITE_OPEN_NOMUTEX
+            // A symbolic link at the path (or at its -wal or -shm) is refused, never followed.
+            | SQLITE_OPEN_NOFOLLOW
         var name = path
         if immutable {
             flags |= SQLITE_OPEN_URI

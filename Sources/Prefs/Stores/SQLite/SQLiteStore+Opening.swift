@@ -33,6 +33,7 @@ extension SQLiteStore {
 
     private static func openFile(path: String, options: Options) throws -> Opened {
         try refuseSpecialNames(path)
+        try refuseAnythingButARegularFile(path)
         try createIfMissing(path: path)
         do {
             var opened = try connect(path: path, options: options, readOnly: false)
@@ -81,7 +82,7 @@ extension SQLiteStore {
                     try configureForCheckpoints(connection, options: options)
                     try createSchema(connection, path: path)
                 }
-                return try load(connection, path: path)
+                return try load(connection, path: path, faults: options.faults)
             }
         } catch let failure as SQLiteConnection.Failure {
             throw SQLiteStoreError(path: path, failure)
@@ -115,7 +116,14 @@ extension SQLiteStore {
             stored: opened.highestStored, timeout: options.busyTimeout)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
-            try journal.withLock(timeout: options.busyTimeout) { _ in }
+            if options.durability == .powerSafe { journal.noteAPowerSafeWriter() }
+            // SQLite's mark is read holding the journal's lock (a checkpoint drops records only
+            // under it, after its commit): the header's base can then be checked against it.
+            let connection = opened.database.connection
+            try journal.withLock(
+                timeout: options.busyTimeout,
+                checkingBaseAgainst: { try SQLiteStoreCore.checkpointedSequence(connection) }
+            ) { _ in }
         }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest
@@ -126,6 +134,16 @@ extension SQLiteStore {
         {
             opened.cache.position.sequence = base
         }
+    }
+
+    /// Refuses a symbolic link, a FIFO, a folder or a device at the path: the store never
+    /// follows a link to write somewhere else, and never waits on a FIFO.
+    private static func refuseAnythingButARegularFile(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // nothing there yet: it will be created
+        guard let problem = FileKind.problem(mode: info.st_mode) else { return }
+        throw SQLiteStoreError(
+            path: path, kind: .cannotOpen, detail: "\(problem); the store opens regular files only")
     }
 
     /// Creates the folders (owner only) and an empty file readable by its owner only (0600);
@@ -230,7 +248,9 @@ extension SQLiteStore {
     /// the version, or in neither (and found by the next catch-up).
     ///
     /// Reading every page of the table also finds damage in it.
-    private static func load(_ connection: SQLiteConnection, path: String) throws -> Opened {
+    private static func load(_ connection: SQLiteConnection, path: String, faults: SQLiteStoreFaults) throws
+        -> Opened
+    {
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
         // `data_version` is read first: it starts the read transaction the rows are read in.
@@ -266,7 +286,7 @@ extension SQLiteStore {
             fill.add(key: row.textBytes(0), value: row.blobBytes(1))
         }
         let (filled, undecodable) = fill.finish()
-        testHooks.withLock { $0[path] }?()
+        faults.afterLoadingRows?()
         // Left in the file untouched; reads see no value for these keys.
         reportUndecodable(undecodable, in: path)
         return Opened(
@@ -288,10 +308,6 @@ extension SQLiteStore {
         FileHandle.standardError.write(
             Data("prefs: \(path): cannot decode the values of \(keys.sorted()); ignoring them\n".utf8))
     }
-
-    /// Called (for tests) after a store at the given path has read its rows and before its load
-    /// transaction ends: a test commits from another connection here.
-    static let testHooks = Locked<[String: @Sendable () -> Void]>([:])
 
     /// Moves a damaged file (and its `-wal`, `-shm` and `-prefs` companions) to `<name>.corrupt-<timestamp>`.
     private static func moveAside(path: String, because error: SQLiteStoreError) throws -> String {
@@ -322,7 +338,7 @@ extension SQLiteStore {
 
 /// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
 private func createWithoutReplacing(_ path: String) -> String? {
-    let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+    let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
     guard descriptor >= 0 else { return String(cString: strerror(errno)) }
     close(descriptor)
     return nil

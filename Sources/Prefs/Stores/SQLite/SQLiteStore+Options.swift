@@ -41,6 +41,8 @@ extension SQLiteStore {
         /// default; a store opened read-only, which cannot ask to be woken, looks at least once a
         /// second). Reads never wait for it: a read looks at the journal itself.
         public var refreshInterval: Duration
+        /// Where tests interrupt the store (none in an app).
+        package var faults = SQLiteStoreFaults()
 
         /// Options with the given settings; the defaults suit most programs.
         ///

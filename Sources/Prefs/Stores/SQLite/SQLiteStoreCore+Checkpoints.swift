@@ -16,9 +16,7 @@ extension SQLiteStoreCore {
         DispatchQueue.global(qos: .utility).async { [weak self] in
             guard let self else { return }
             defer { checkpointQueued.withLock { $0 = false } }
-            do { try checkpoint() } catch let error as SQLiteStoreError
-                where error.detail == "the store is closed"
-            {
+            do { try checkpoint() } catch let error as SQLiteStoreError where error.kind == .closed {
                 return
             } catch {
                 // Nothing is lost (the records stay in the journal); the next write tries again.
@@ -123,31 +121,13 @@ extension SQLiteStoreCore {
             try journal.withLock(timeout: options.busyTimeout) { locked in
                 journal.drop(
                     through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
-                    midway: { self.checkpointStep(.duringMove) })
+                    duringMove: options.faults.atCheckpointStep.map { hook in { hook(.duringMove) } })
                 checkpointStep(.afterDrop)
             }
         }
     }
 
     private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {
-        SQLiteStore.checkpointHooks.withLock { $0[path] }?(step)
+        options.faults.atCheckpointStep?(step)
     }
-}
-
-extension SQLiteStore {
-    /// The steps of a checkpoint a test can stop a process at (with `kill -9`, from a hook).
-    package enum CheckpointStep: String, Sendable, CaseIterable {
-        /// The rows are written, the transaction not yet committed.
-        case beforeCommit
-        /// Committed; the records are still in the journal.
-        case afterCommit
-        /// Half-way through copying the records written meanwhile to the top of the journal (only
-        /// reached when there are such records).
-        case duringMove
-        /// The records are dropped from the journal; its lock is still held.
-        case afterDrop
-    }
-
-    /// Hooks called at each checkpoint step, by database path (for tests; empty otherwise).
-    package static let checkpointHooks = Locked<[String: @Sendable (CheckpointStep) -> Void]>([:])
 }

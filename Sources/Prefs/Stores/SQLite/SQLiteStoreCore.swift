@@ -303,7 +303,7 @@ final class SQLiteStoreCore: Sendable {
     {
         try database.withLock { database in
             guard !database.isClosed else {
-                throw SQLiteStoreError(path: path, kind: .other, detail: "the store is closed")
+                throw SQLiteStoreError(path: path, kind: .closed, detail: "closed before \(operation)")
             }
             if database.isIdle {
                 database.connection = try reopenConnection()

@@ -36,6 +36,8 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The file at the path is no longer the one the store opened (deleted, or another file
         /// moved over it): writes would reach nobody. Open the store again.
         case replaced
+        /// The store was closed (its last reference released) before the operation ran.
+        case closed
         /// Any other SQLite error.
         case other
     }
@@ -72,6 +74,7 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         case .foreignDatabase: problem = "a SQLite database of another program, left untouched"
         case .tooLarge: problem = "too large to store"
         case .replaced: problem = "the file was deleted or replaced since the store opened it"
+        case .closed: problem = "the store is closed"
         case .other: problem = "SQLite error"
         }
         return "\(path): \(problem) (\(detail))"

@@ -14,20 +14,48 @@ extension Journal {
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
     ) throws -> Journal? {
         let path = databasePath + "-prefs"
-        var descriptor: Int32 = -1
-        var isWritable = writable
-        if writable { descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        if descriptor < 0 {
-            isWritable = false
-            descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        }
         func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
             SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
         }
+        // Never through a symbolic link (its target would be taken for a journal), and never
+        // waiting on a FIFO: what is there is looked at before anything is read.
+        let flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+        var descriptor: Int32 = -1
+        var isWritable = writable
+        var created = false
+        if writable {
+            descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
+            created = descriptor >= 0
+            if !created && errno == EEXIST { descriptor = Foundation.open(path, O_RDWR | flags) }
+        }
+        let writeFailure = writable ? errno : 0
+        if descriptor < 0 && writeFailure != ELOOP {
+            isWritable = false
+            descriptor = Foundation.open(path, O_RDONLY | flags)
+        }
         guard descriptor >= 0 else {
+            if errno == ELOOP || writeFailure == ELOOP {
+                throw failure(
+                    .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
+            }
             if !writable { return nil }
             throw failure(.cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(errno)))")
         }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
+            close(descriptor)
+            throw failure(.cannotOpen, "the journal \(path): \(problem); a journal must be a regular file")
+        }
+        if writable && !isWritable && writeFailure != 0 {
+            // The database may be written but its journal may not (another user made it): say so
+            // now, not with a store that turns out read-only at the first write.
+            close(descriptor)
+            throw failure(
+                .cannotOpen,
+                "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(String(cString: strerror(writeFailure)))"
+            )
+        }
+        if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
         var keep = false
         defer { if !keep { close(descriptor) } }
         guard let threadLock = ThreadLock.forFile(FileIdentity(descriptor: descriptor)) else {
@@ -40,10 +68,13 @@ extension Journal {
         }
         defer { if isWritable { prefs_open_end(descriptor, threadLock.pointer) } }
         let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
-        var head = [UInt8](repeating: 0, count: 32)
-        let count = pread(descriptor, &head, 32, 0)
+        var head = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
+        let count = pread(descriptor, &head, head.count, 0)
         let magic = Array(head.prefix(8))
-        let isNew = count <= 0 || magic.allSatisfy { $0 == 0 } || magic == Layout.signalMagic
+        let isNew =
+            count <= 0 || magic == Layout.signalMagic
+            || (magic.allSatisfy { $0 == 0 }
+                && isUnfinishedJournal(head[..<max(count, 0)], size: Int(info.st_size)))
         if !isNew && magic != Layout.magic {
             guard writable else { return nil }
             throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
@@ -93,6 +124,7 @@ extension Journal {
                     journal.set(Layout.sequenceOffset, UInt64(0))
                     journal.set(Layout.baseOffset, UInt64(0))
                 }
+
                 journal.repair(reason: "its header \(lie)")
             }
             // Records are numbered after everything SQLite holds (a journal behind it would
@@ -100,6 +132,31 @@ extension Journal {
             if journal.sequence < stored { journal.set(Layout.sequenceOffset, stored) }
         }
         return journal
+    }
+
+    /// Whether a file whose magic is zero is a journal whose creation stopped before its magic
+    /// was written (so may be made anew): nothing past the header's fields, and no larger than a
+    /// new journal. Anything else is another file, and is never truncated.
+    private static func isUnfinishedJournal(_ start: ArraySlice<UInt8>, size: Int) -> Bool {
+        size <= Layout.headerSize + Layout.growthStep
+            && start.dropFirst(Layout.fieldsSize).allSatisfy { $0 == 0 }
+    }
+
+    /// Gives a journal this process just created the database file's owner and mode, as SQLite
+    /// does for its `-wal` and `-shm` (root writing a user's store must not leave a journal the
+    /// user cannot write), and syncs the folder so a power loss cannot lose the file's name.
+    private static func adoptDatabaseOwnership(_ descriptor: Int32, databasePath: String) {
+        var database = stat()
+        if stat(databasePath, &database) == 0 {
+            _ = fchmod(descriptor, database.st_mode & 0o666)
+            if geteuid() == 0 { _ = fchown(descriptor, database.st_uid, database.st_gid) }
+        }
+        let folder = (databasePath as NSString).deletingLastPathComponent
+        let folderDescriptor = Foundation.open(folder.isEmpty ? "." : folder, O_RDONLY | O_CLOEXEC)
+        if folderDescriptor >= 0 {
+            _ = fsync(folderDescriptor)
+            close(folderDescriptor)
+        }
     }
 
     /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`.
@@ -211,6 +268,7 @@ extension Journal {
             return "says the records end at byte \(writeOffset), outside the file"
         }
         if baseSequence > sequence { return "has a base sequence number above the last one" }
+
         if sequence >= Layout.sequenceLimit { return "has an impossible sequence number \(sequence)" }
         return nil
     }

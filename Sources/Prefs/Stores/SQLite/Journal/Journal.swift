@@ -185,14 +185,23 @@ final class Journal: @unchecked Sendable {
     ///
     /// When the last holder died holding it, or left a record or a move half-done, the records
     /// are checked first and cut at the first one that is not whole (reported on stderr).
-    func withLock<Result>(timeout: Duration, _ body: (Locked) throws -> Result) throws -> Result {
-        try withLock(timeoutMilliseconds: Int64(timeout.wholeMilliseconds), body)
+    ///
+    /// `checkpointed`, when given, reads SQLite's `checkpointed_sequence` once the lock is held
+    /// (opening passes it): a base above it is a lie (records are dropped only after SQLite
+    /// committed them), lowered to it before the records are checked, so no whole record that
+    /// SQLite lacks is thrown away.
+    func withLock<Result>(
+        timeout: Duration, checkingBaseAgainst checkpointed: (() throws -> UInt64)? = nil,
+        _ body: (Locked) throws -> Result
+    ) throws -> Result {
+        try withLock(timeoutMilliseconds: Int64(timeout.wholeMilliseconds), checkpointed: checkpointed, body)
     }
 
     /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
-    func withLock<Result>(timeoutMilliseconds timeout: Int64, _ body: (Locked) throws -> Result) throws
-        -> Result
-    {
+    func withLock<Result>(
+        timeoutMilliseconds timeout: Int64, checkpointed: (() throws -> UInt64)? = nil,
+        _ body: (Locked) throws -> Result
+    ) throws -> Result {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
         switch lock.acquire(timeoutMilliseconds: timeout) {
         case Int32(PREFS_LOCK_ACQUIRED): break
@@ -210,6 +219,13 @@ final class Journal: @unchecked Sendable {
                 .other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
         }
         defer { lock.release() }
+        if let checkpointed, case let stored = try checkpointed(), baseSequence > stored {
+            report(
+                "its header says records up to \(baseSequence) are in SQLite, which holds them up to \(stored); the records after \(stored) are checked"
+            )
+            set(Layout.baseOffset, stored)
+            prefs_atomic_store(needsCheck, 1)
+        }
         if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
             repair(reason: "a process stopped while changing it")
         } else if prefs_atomic_exchange(needsCheck, 0) != 0 {
@@ -246,6 +262,12 @@ final class Journal: @unchecked Sendable {
         guard changed || reason != nil else { return }
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()
+        if scan.failure != nil {
+            // A cut is final: what lies past it is zeroed, so a later record written at the same
+            // place (with the same number, after a power loss left the header's number stale)
+            // can never be followed by the cut records, adopted again by a later walk.
+            zero(from: scan.offset, to: fileEnd)
+        }
         set(Layout.writeOffsetOffset, scan.offset)
         set(Layout.sequenceOffset, max(sequence, scan.lastSequence))
         set(Layout.fileSizeOffset, max(min(fileSize, fileEnd), scan.offset))
@@ -256,6 +278,23 @@ final class Journal: @unchecked Sendable {
             report(
                 "\(reason ?? "damaged records")\(what); kept the records up to byte \(scan.offset) (they ended at \(previousEnd))"
             )
+        }
+    }
+
+    /// Zeroes the file's bytes from `start` to `end` through the mapping, page by page, writing
+    /// only pages that are not zero already; synced where `.powerSafe` stores write.
+    private func zero(from start: Int, to end: Int) {
+        guard start < end else { return }
+        let page = 4096
+        var offset = start
+        while offset < end {
+            let next = min(end, (offset / page + 1) * page)
+            let bytes = UnsafeMutableRawBufferPointer(start: mapping + offset, count: next - offset)
+            if bytes.contains(where: { $0 != 0 }) { bytes.initializeMemory(as: UInt8.self, repeating: 0) }
+            offset = next
+        }
+        if prefs_atomic_load(word32(Layout.powerSafeWritersOffset)) != 0 {
+            syncQuietly(from: start, count: end - start)
         }
     }
 
@@ -339,11 +378,25 @@ final class Journal: @unchecked Sendable {
         #endif
     }
 
-    /// Syncs the journal to the medium (for ``SQLiteStore/Durability/powerSafe``).
+    /// Syncs the journal to the medium (for ``SQLiteStore/Durability/powerSafe``): the header and
+    /// every record, wherever a checkpoint may have moved them since they were written.
+    ///
+    /// `msync(MS_SYNC)` over the mapped bytes first, the only call documented to write a shared
+    /// mapping's pages back on every platform, then `fdatasync` (`F_FULLFSYNC` on Apple platforms).
     func sync() throws {
-        guard prefs_sync_file(descriptor) == 0 else {
-            throw error(.other, "cannot sync the journal \(path): \(String(cString: strerror(errno)))")
+        let end = min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation))
+        guard prefs_sync_mapped(mapping, 0, end, descriptor) == 0 else {
+            let reason = errno
+            throw error(
+                reason == ENOSPC || reason == EDQUOT ? .diskFull : .other,
+                "cannot sync the journal \(path): \(String(cString: strerror(reason)))")
         }
+    }
+
+    /// Marks the journal as written by a `.powerSafe` store: from now on every move of records
+    /// inside it is synced step by step (see ``drop(through:knownStart:locked:duringMove:)``).
+    func noteAPowerSafeWriter() {
+        prefs_atomic_store(word32(Layout.powerSafeWritersOffset), 1)
     }
 
     // MARK: - Dropping what SQLite holds (holding the lock, and SQLite's write lock)
@@ -356,7 +409,7 @@ final class Journal: @unchecked Sendable {
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
     func drop(
         through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
-        locked: Locked, midway: (() -> Void)? = nil
+        locked: Locked, duringMove: (() -> Void)? = nil
     ) {
         guard baseSequence < checkpointed else { return }
         var keepFrom = writeOffset
@@ -365,55 +418,109 @@ final class Journal: @unchecked Sendable {
         } else {
             keepFrom = start(after: checkpointed, upTo: writeOffset)
         }
-        let kept = writeOffset - keepFrom
+        // Lengths from shared memory are checked before use: a header that another process
+        // damaged (an end below where the kept records start) is left for a repair to find.
+        let end = writeOffset
+        guard keepFrom >= Layout.headerSize, end >= keepFrom, end <= actualFileSize() else {
+            checkOnNextLock()
+            return
+        }
+        let kept = end - keepFrom
         guard Layout.headerSize + kept <= keepFrom else { return }
+        let base = min(checkpointed, sequence)
+        // Where a `.powerSafe` store writes, its records may be among those moved: each step is
+        // on the medium before the next one depends on it (the note before the copy overwrites
+        // the top, the copy before the header points at it), so a power loss at any instant
+        // leaves the records whole somewhere the next opener looks.
+        let synced = prefs_atomic_load(word32(Layout.powerSafeWritersOffset)) != 0
         // The move is written down first: if this process dies while copying, the records are
         // still whole where they come from (the copy goes below them), and the next holder of
         // the lock copies them again (see `finishInterruptedMove`).
         set(Layout.moveFromOffset, keepFrom)
         set(Layout.moveLengthOffset, kept)
-        set(Layout.moveBaseOffset, min(checkpointed, sequence))
+        set(Layout.moveBaseOffset, base)
+        prefs_atomic_store(word32(Layout.moveChecksumOffset), prefs_crc32c(mapping + keepFrom, kept))
         set(Layout.generationOffset, generation &+ 1)  // odd: records are moving
         prefs_atomic_fence()
-        moveRecords(from: keepFrom, count: kept, base: min(checkpointed, sequence), midway: midway)
+        if synced { syncQuietly(from: 0, count: Layout.fieldsSize) }
+        copyRecords(from: keepFrom, count: kept, midway: duringMove)
+        if synced { syncQuietly(from: Layout.headerSize, count: kept) }
+        finishMove(count: kept, base: base)
         set(Layout.generationOffset, generation &+ 1)  // even again
     }
 
-    /// Copies `count` bytes of records from `source` to the top, then says where they end and
-    /// which sequence numbers were dropped, and clears the note of the move.
-    private func moveRecords(from source: Int, count: Int, base: UInt64, midway: (() -> Void)? = nil) {
-        if count > 0 {
-            let half = count / 2
-            (mapping + Layout.headerSize).copyMemory(from: mapping + source, byteCount: half)
-            midway?()
-            (mapping + Layout.headerSize + half).copyMemory(
-                from: mapping + source + half, byteCount: count - half)
+    /// Copies `count` bytes of records from `source` to the top (in two halves, with `midway`
+    /// called between them, when a test stops the process there).
+    private func copyRecords(from source: Int, count: Int, midway: (() -> Void)? = nil) {
+        guard count > 0 else { return }
+        guard let midway else {
+            (mapping + Layout.headerSize).copyMemory(from: mapping + source, byteCount: count)
+            return
         }
-        set(Layout.writeOffsetOffset, Layout.headerSize + count)
-        set(Layout.baseOffset, base)
-        set(Layout.moveLengthOffset, 0)
-        set(Layout.moveFromOffset, 0)
+        let half = count / 2
+        (mapping + Layout.headerSize).copyMemory(from: mapping + source, byteCount: half)
+        midway()
+        (mapping + Layout.headerSize + half).copyMemory(
+            from: mapping + source + half, byteCount: count - half)
     }
 
-    /// Finishes a move of records that a killed process left half done (holding the lock): the
-    /// records are whole where they came from, so they are copied again.
+    /// Says where the moved records end and which sequence numbers were dropped, and clears the
+    /// note of the move.
+    private func finishMove(count: Int, base: UInt64) {
+        set(Layout.writeOffsetOffset, Layout.headerSize + count)
+        set(Layout.baseOffset, base)
+        clearMoveNote()
+    }
+
+    private func clearMoveNote() {
+        set(Layout.moveLengthOffset, 0)
+        set(Layout.moveFromOffset, 0)
+        prefs_atomic_store(word32(Layout.moveChecksumOffset), 0)
+    }
+
+    /// Finishes a move of records that a killed process (or a power loss) left half done
+    /// (holding the lock).
+    ///
+    /// The note says where the records came from and the checksum of their bytes: when the copy
+    /// at the top already has that checksum, only the header is finished; when the source still
+    /// has it, the records are copied again; when neither has (both overwritten since), the note
+    /// is cleared and the walk through the records decides what is whole.
     func finishInterruptedMove() {
         let source = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveFromOffset))
         let count = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveLengthOffset))
         guard source > 0 || count > 0 else { return }
         let base = load(UInt64.self, at: Layout.moveBaseOffset)
+        let checksum = load(UInt32.self, at: Layout.moveChecksumOffset)
         // Only a note that describes a move this file can hold is followed; anything else is
         // damage, cleared, and left to the walk through the records.
         let fileEnd = actualFileSize()
-        guard count >= 0, source >= Layout.headerSize + count, source <= fileEnd - count,
-            base <= sequence
+        guard count >= 0, source >= Layout.headerSize + count, source <= fileEnd - count, base <= sequence
         else {
-            set(Layout.moveLengthOffset, 0)
-            set(Layout.moveFromOffset, 0)
+            clearMoveNote()
             return
         }
-        moveRecords(from: source, count: count, base: max(base, baseSequence))
-        report("finished moving \(count) bytes of records that a stopped process was moving")
+        let newBase = max(base, baseSequence)
+        if prefs_crc32c(mapping + Layout.headerSize, count) == checksum {
+            finishMove(count: count, base: newBase)
+            report("finished a move of \(count) bytes of records that a stopped process had copied")
+        } else if prefs_crc32c(mapping + source, count) == checksum {
+            copyRecords(from: source, count: count)
+            finishMove(count: count, base: newBase)
+            report("finished moving \(count) bytes of records that a stopped process was moving")
+        } else {
+            clearMoveNote()
+            report(
+                "a move of records was interrupted and neither copy is whole; the records are checked one by one"
+            )
+        }
+    }
+
+    /// Syncs the header's fields or records to the medium, where a failure can only be reported:
+    /// a move already made cannot be undone (the next `.powerSafe` write syncs again, and throws).
+    private func syncQuietly(from start: Int, count: Int) {
+        if prefs_sync_mapped(mapping, start, count, descriptor) != 0 {
+            report("cannot sync the journal while moving records: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Where the first record numbered after `sequence` starts (or `end`), reading only the

@@ -1,0 +1,31 @@
+/// Where a test stops or interrupts a ``SQLiteStore`` at a named step (package access; an app
+/// never sets it, and a store without it runs no extra code but a `nil` check at each step).
+///
+/// ```swift
+/// var options = SQLiteStore.Options()
+/// options.faults.atCheckpointStep = { step in if step == .afterCommit { kill(getpid(), SIGKILL) } }
+/// ```
+package struct SQLiteStoreFaults: Sendable {
+    /// Called at each step of a checkpoint (`.duringMove` only when set: the copy of the records
+    /// written meanwhile is then made in two halves, with the call between them).
+    package var atCheckpointStep: (@Sendable (SQLiteStore.CheckpointStep) -> Void)?
+    /// Called after opening has read the rows and before its read transaction ends.
+    package var afterLoadingRows: (@Sendable () -> Void)?
+
+    package init() {}
+}
+
+extension SQLiteStore {
+    /// The steps of a checkpoint a test can stop a process at (with `kill -9`, from a fault).
+    package enum CheckpointStep: String, Sendable, CaseIterable {
+        /// The rows are written, the transaction not yet committed.
+        case beforeCommit
+        /// Committed; the records are still in the journal.
+        case afterCommit
+        /// Half-way through copying the records written meanwhile to the top of the journal (only
+        /// reached when there are such records).
+        case duringMove
+        /// The records are dropped from the journal; its lock is still held.
+        case afterDrop
+    }
+}
