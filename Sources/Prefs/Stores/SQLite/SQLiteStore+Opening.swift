@@ -120,10 +120,8 @@ extension SQLiteStore {
             // SQLite's mark is read holding the journal's lock (a checkpoint drops records only
             // under it, after its commit): the header's base can then be checked against it.
             let connection = opened.database.connection
-            try journal.withLock(
-                timeout: options.busyTimeout,
-                checkingBaseAgainst: { try SQLiteStoreCore.checkpointedSequence(connection) }
-            ) { _ in }
+            let checkpointed = { try SQLiteStoreCore.checkpointedSequence(connection) }
+            try journal.withLock(timeout: options.busyTimeout, checkingBaseAgainst: checkpointed) { _ in }
         }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest

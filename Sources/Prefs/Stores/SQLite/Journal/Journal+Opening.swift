@@ -134,8 +134,9 @@ extension Journal {
         return journal
     }
 
-    /// Whether a file whose magic is zero is a journal whose creation stopped before its magic
-    /// was written (so may be made anew): nothing past the header's fields, and no larger than a
+    /// Whether a file whose magic is zero is a journal whose creation stopped early.
+    ///
+    /// Such a file may be made anew: its magic was not written yet, and it has nothing past the header's fields, and no larger than a
     /// new journal. Anything else is another file, and is never truncated.
     private static func isUnfinishedJournal(_ start: ArraySlice<UInt8>, size: Int) -> Bool {
         size <= Layout.headerSize + Layout.growthStep
