@@ -25,14 +25,20 @@
         /// it): the files are copied while the writing store is still open.
         static func crashedStore(records: Int) throws -> String {
             let live = TestFiles.uniquePath("live")
-            let copy = TestFiles.uniquePath("crashed")
             let store = try SQLiteStore(path: live)
             for index in 0..<records { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            let copy = try copyOfLiveStore(live)
+            withExtendedLifetime(store) {}
+            return copy
+        }
+
+        /// A copy of the files of a store that is still open (as a crash would leave them).
+        static func copyOfLiveStore(_ live: String) throws -> String {
+            let copy = TestFiles.uniquePath("crashed")
             for suffix in ["", "-wal", "-shm", "-prefs"]
             where FileManager.default.fileExists(atPath: live + suffix) {
                 try FileManager.default.copyItem(atPath: live + suffix, toPath: copy + suffix)
             }
-            withExtendedLifetime(store) {}
             return copy
         }
 

@@ -1,0 +1,210 @@
+#if os(macOS) || os(Linux)
+    import CPrefsShared
+    import Foundation
+    import PrefsTestSupport
+    import Testing
+
+    @testable import Prefs
+
+    /// What a power loss, another process or a hostile file can leave at the journal, and how
+    /// the store recovers: every whole record that SQLite lacks is kept, nothing cut comes back,
+    /// nothing is followed or wiped that the store did not make.
+    @Suite struct SQLiteJournalRecoveryTests {
+        private typealias Layout = Journal.Layout
+
+        /// A power loss after a move's copy reached the disk but before its header did, with the
+        /// source overwritten since: the note's checksum says the copy is whole, so it is kept
+        /// (copying the source again would have written garbage over it).
+        @Test func aMoveWhoseCopyIsWholeIsFinishedWithoutCopyingAgain() throws {
+            let path = try JournalFiles.crashedStore(records: 20)
+            try JournalFiles.editJournal(path) { journal in
+                let end = JournalFiles.recordsEnd(journal)
+                let count = end - Layout.headerSize
+                let source = (end + 4095) / 4096 * 4096
+                let checksum = journal.withUnsafeBytes {
+                    prefs_crc32c($0.baseAddress! + Layout.headerSize, count)
+                }
+                journal.replaceSubrange(source..<source + count, with: [UInt8](repeating: 0xAB, count: count))
+                JournalFiles.put(UInt64(source), at: Layout.moveFromOffset, in: &journal)
+                JournalFiles.put(UInt64(count), at: Layout.moveLengthOffset, in: &journal)
+                JournalFiles.put(UInt64(0), at: Layout.moveBaseOffset, in: &journal)
+                JournalFiles.put(checksum, at: Layout.moveChecksumOffset, in: &journal)
+                JournalFiles.put(UInt64(1), at: Layout.generationOffset, in: &journal)
+            }
+            let (values, stderr) = try JournalFiles.dump(path)
+            #expect(values.count == 20, "\(stderr)")
+            #expect(values["k19"] == "integer 19")
+            #expect(stderr.contains("had copied"), "\(stderr)")
+        }
+
+        /// A move interrupted where neither the copy nor the source is whole any more: the note is
+        /// dropped and the records are checked one by one (the whole ones before the damage stay).
+        @Test func aMoveWithNeitherCopyWholeFallsBackToTheWalk() throws {
+            let path = try JournalFiles.crashedStore(records: 20)
+            try JournalFiles.editJournal(path) { journal in
+                let offsets = JournalFiles.recordOffsets(journal)
+                let end = JournalFiles.recordsEnd(journal)
+                journal[offsets[10] + 21] ^= 0xFF
+                JournalFiles.put(UInt64((end + 4095) / 4096 * 4096), at: Layout.moveFromOffset, in: &journal)
+                JournalFiles.put(UInt64(end - Layout.headerSize), at: Layout.moveLengthOffset, in: &journal)
+                JournalFiles.put(UInt32(12345), at: Layout.moveChecksumOffset, in: &journal)
+            }
+            let (values, stderr) = try JournalFiles.dump(path)
+            #expect(values.count == 10, "\(values.keys.sorted()) \(stderr)")
+            #expect(stderr.contains("neither copy is whole"), "\(stderr)")
+        }
+
+        /// After a power loss left the header's number stale, the first opening cuts at a damaged
+        /// record; a later write of the same length lands where the cut record was, with its
+        /// number. The cut records after it never come back.
+        @Test func cutRecordsNeverComeBack() throws {
+            let path = try JournalFiles.crashedStore(records: 50)
+            try JournalFiles.editJournal(path) { journal in
+                let offsets = JournalFiles.recordOffsets(journal)
+                journal[offsets[30] + 21] ^= 0xFF  // k30's record
+                JournalFiles.put(UInt64(10), at: Layout.sequenceOffset, in: &journal)
+                JournalFiles.put(UInt64(offsets[10]), at: Layout.writeOffsetOffset, in: &journal)
+            }
+            let store = try SQLiteStore(path: path)  // the first opening cuts
+            #expect(store.keys().count == 30)
+            // The same key length and value as the cut record: the same record length.
+            try store.setValue(.integer(30), forKey: "x30")
+            // Read as a crash would leave it (no checkpoint empties the journal first).
+            let copy = try JournalFiles.copyOfLiveStore(path)
+            withExtendedLifetime(store) {}
+            let (values, stderr) = try JournalFiles.dump(copy)
+            #expect(values["x30"] == "integer 30", "\(stderr)")
+            #expect(values.count == 31, "cut records came back: \(values.keys.sorted())")
+            #expect(values["k31"] == nil)
+        }
+
+        /// A base above SQLite's checkpointed mark (damage, or a lie) would have made every record
+        /// up to it look dropped; each of them passes its checksum and SQLite lacks it, so all are
+        /// kept, and the lie is reported.
+        @Test(arguments: [1, 25, 49])
+        func aWrongBaseDropsNoValidRecord(base: Int) throws {
+            let path = try JournalFiles.crashedStore(records: 50)
+            try JournalFiles.editJournal(path) { journal in
+                JournalFiles.put(UInt64(base), at: Layout.baseOffset, in: &journal)
+            }
+            let (values, stderr) = try JournalFiles.dump(path)
+            #expect(values.count == 50, "\(stderr)")
+            #expect(!stderr.contains("in neither"), "\(stderr)")
+            #expect(stderr.contains("are in SQLite, which holds them up to"), "\(stderr)")
+        }
+
+        /// Another process lowers the header's write offset under a store that is moving its
+        /// journal into SQLite: the move is abandoned and repaired, not a trap.
+        @Test func aWriteOffsetLoweredDuringACheckpointIsNoTrap() throws {
+            let path = TestFiles.uniquePath()
+            let other = try SQLiteStore(path: path)
+            var options = SQLiteStore.Options()
+            options.faults.atCheckpointStep = { step in
+                guard step == .afterCommit, let journal = other.core.journal else { return }
+                try? other.setValue(.integer(1), forKey: "during")  // a record to move
+                journal.set(Layout.writeOffsetOffset, Layout.headerSize)
+            }
+            let store = try SQLiteStore(path: path, options: options)
+            for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            try store.flush()
+            #expect(store.value(forKey: "k99") == .integer(99))
+        }
+
+        // MARK: - What lies at the journal's path
+
+        /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),
+        /// and so is a folder (which used to give a silently read-only store).
+        @Test(arguments: ["fifo", "folder"])
+        func somethingOtherThanAFileAtTheJournalsPathIsRefused(kind: String) throws {
+            let path = TestFiles.uniquePath()
+            if kind == "fifo" {
+                #expect(mkfifo(path + "-prefs", 0o600) == 0)
+            } else {
+                try FileManager.default.createDirectory(
+                    atPath: path + "-prefs", withIntermediateDirectories: false)
+            }
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                let error = error as? SQLiteStoreError
+                return error?.kind == .cannotOpen
+                    && error?.detail.contains("a journal must be a regular file") == true
+            }
+        }
+
+        /// A symbolic link at the journal's path is refused and its target left exactly as it
+        /// was (a target whose first bytes were zero used to be taken for a new journal and wiped).
+        @Test func aSymbolicLinkAtTheJournalsPathIsRefusedAndItsTargetKept() throws {
+            let path = TestFiles.uniquePath()
+            let target = TestFiles.uniquePath("target")
+            let content = Data(repeating: 0, count: 8) + Data(repeating: 7, count: 15_000)
+            try content.write(to: URL(fileURLWithPath: target))
+            try FileManager.default.createSymbolicLink(atPath: path + "-prefs", withDestinationPath: target)
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                (error as? SQLiteStoreError)?.detail.contains("symbolic link") == true
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == content)
+        }
+
+        /// A symbolic link at the database's path is refused, never followed.
+        @Test func aSymbolicLinkAtTheDatabasesPathIsRefused() throws {
+            let path = TestFiles.uniquePath()
+            let target = TestFiles.uniquePath("target")
+            _ = try SQLiteStore(path: target)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                (error as? SQLiteStoreError)?.detail.contains("symbolic link") == true
+            }
+        }
+
+        /// A file at the journal's path whose first 8 bytes are zero but which holds more than an
+        /// unfinished journal could is not the store's: refused, and left as it was.
+        @Test func aForeignFileWithAZeroMagicIsNeverTruncated() throws {
+            let path = TestFiles.uniquePath()
+            let content = Data(repeating: 0, count: 8) + Data(repeating: 7, count: 15_000)
+            try content.write(to: URL(fileURLWithPath: path + "-prefs"))
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                (error as? SQLiteStoreError)?.kind == .foreignDatabase
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == content)
+        }
+
+        /// Root opening a user's store whose journal was missing makes the journal the user's (as
+        /// SQLite does for `-wal` and `-shm`): the user's own process then writes to it. Runs as
+        /// root only (CI); elsewhere it says so.
+        @Test func aJournalCreatedByRootBelongsToTheDatabasesOwner() throws {
+            guard geteuid() == 0 else {
+                print("skipped: aJournalCreatedByRootBelongsToTheDatabasesOwner needs root")
+                return
+            }
+            let folder = TestFiles.folder.appendingPathComponent("owned-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let path = folder + "/prefs.sqlite"
+            let nobody: uid_t = 65534
+            do {
+                _ = try SQLiteStore(path: path)
+            }
+            for file in [folder, path] { #expect(chown(file, nobody, nobody) == 0) }
+            try? FileManager.default.removeItem(atPath: path + "-prefs")
+            do {
+                let store = try SQLiteStore(path: path)  // root, creating the journal
+                try store.setValue(.string("root"), forKey: "by")
+            }
+            var info = stat()
+            #expect(stat(path + "-prefs", &info) == 0)
+            #expect(info.st_uid == nobody)
+            let output = try ChildProcess.run(
+                URL(fileURLWithPath: "/usr/bin/setpriv"),
+                ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", Helper.executable.path]
+                    + ["sqlite-set", path, "user", "nobody"])
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(try JournalFiles.dump(path).values["user"] == "string \"nobody\"")
+        }
+    }
+#endif
