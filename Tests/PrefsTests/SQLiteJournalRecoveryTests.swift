@@ -54,6 +54,8 @@
             #expect(stderr.contains("neither copy is whole"), "\(stderr)")
         }
 
+        /// Cut records never come back.
+        ///
         /// After a power loss left the header's number stale, the first opening cuts at a damaged
         /// record; a later write of the same length lands where the cut record was, with its
         /// number. The cut records after it never come back.
@@ -175,6 +177,8 @@
             #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == content)
         }
 
+        /// A journal root creates belongs to the database's owner.
+        ///
         /// Root opening a user's store whose journal was missing makes the journal the user's (as
         /// SQLite does for `-wal` and `-shm`): the user's own process then writes to it. Runs as
         /// root only (CI); elsewhere it says so.
