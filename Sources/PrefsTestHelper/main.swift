@@ -9,6 +9,8 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   sqlite-indices PATH                  what sqlite-ack-writer left: each good index, "bad k<i>", "latest N"
+//   (PREFS_TEST_DURABILITY=powerSafe makes the sqlite-… modes' stores .powerSafe)
 //   standard-write KEY VALUE             write one string through Preferences.standard; print its path
 //   pg-write URL NAMESPACE PREFIX COUNT  as sqlite-write, on a PostgresStore
 //   pg-increment URL NAMESPACE KEY COUNT as sqlite-increment, on a PostgresStore
@@ -49,9 +51,13 @@ func defaults(_ suite: String) -> UserDefaults {
     return defaults
 }
 
+/// A store at `path`, `.powerSafe` when the environment has `PREFS_TEST_DURABILITY=powerSafe`.
 func sqlite(_ path: String) -> Preferences {
     do {
-        return Preferences(store: try SQLiteStore(path: path))
+        let powerSafe = ProcessInfo.processInfo.environment["PREFS_TEST_DURABILITY"] == "powerSafe"
+        return Preferences(
+            store: try SQLiteStore(
+                path: path, options: .init(durability: powerSafe ? .powerSafe : .committed)))
     } catch {
         fail("\(error)")
     }
@@ -174,6 +180,22 @@ do {
         }) {
             print("\(key.name)=\(value)")
         }
+    case "sqlite-indices":
+        // PATH: what sqlite-ack-writer left, compactly: each i whose k<i> holds what that writer
+        // wrote, "bad k<i>" for a key holding anything else, and "latest N".
+        let store = try SQLiteStore(path: argument(1))
+        for key in store.keys() where key.hasPrefix("k") {
+            guard let index = Int(key.dropFirst()) else { continue }
+            switch store.value(forKey: key) {
+            case .integer(let number)? where number == index: print(index)
+            case .string(let text)?
+            where text.drop(while: \.isNumber).allSatisfy({ $0 == "x" })
+                && Int(text.prefix(while: \.isNumber)) == index:
+                print(index)
+            default: print("bad \(key)")
+            }
+        }
+        if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
     case "sqlite-set":
         try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
     case "standard-write":

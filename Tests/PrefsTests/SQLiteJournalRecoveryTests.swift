@@ -164,17 +164,21 @@
         }
 
         /// A file at the journal's path whose first 8 bytes are zero but which holds more than an
-        /// unfinished journal could is not the store's: refused, and left as it was.
-        @Test func aForeignFileWithAZeroMagicIsNeverTruncated() throws {
+        /// unfinished journal could (another file, or a journal whose header page a power loss
+        /// lost) is never truncated: it is moved aside, whole, and the store opens.
+        @Test func aFileWithoutAJournalHeaderIsMovedAsideNeverTruncated() throws {
             let path = TestFiles.uniquePath()
             let content = Data(repeating: 0, count: 8) + Data(repeating: 7, count: 15_000)
             try content.write(to: URL(fileURLWithPath: path + "-prefs"))
-            #expect {
-                try SQLiteStore(path: path)
-            } throws: { error in
-                (error as? SQLiteStoreError)?.kind == .foreignDatabase
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.integer(1), forKey: "after")
+            let folder = (path as NSString).deletingLastPathComponent
+            let name = (path as NSString).lastPathComponent + "-prefs.unreadable-"
+            let aside = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+                $0.hasPrefix(name)
             }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == content)
+            #expect(aside.count == 1)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside[0])) == content)
         }
 
         /// A journal root creates belongs to the database's owner.

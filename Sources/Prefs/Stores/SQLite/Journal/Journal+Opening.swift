@@ -13,6 +13,29 @@ extension Journal {
     static func open(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
     ) throws -> Journal? {
+        // Twice at most: a file at the path that is no journal is moved aside once.
+        for _ in 0..<2 {
+            switch try openOnce(
+                databasePath: databasePath, file: file, writable: writable, stored: stored, timeout: timeout)
+            {
+            case .opened(let journal): return journal
+            case .movedAside: continue
+            }
+        }
+        throw SQLiteStoreError(
+            path: databasePath, kind: .cannotOpen, detail: "no journal could be made at \(databasePath)-prefs"
+        )
+    }
+
+    private enum Opening {
+        case opened(Journal?)
+        /// What was at the path was moved aside: open again.
+        case movedAside
+    }
+
+    private static func openOnce(
+        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
+    ) throws -> Opening {
         let path = databasePath + "-prefs"
         func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
             SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
@@ -38,7 +61,7 @@ extension Journal {
                 throw failure(
                     .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
             }
-            if !writable { return nil }
+            if !writable { return .opened(nil) }
             throw failure(.cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(errno)))")
         }
         var info = stat()
@@ -71,12 +94,26 @@ extension Journal {
         var head = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
         let count = pread(descriptor, &head, head.count, 0)
         let magic = Array(head.prefix(8))
-        let isNew =
-            count <= 0 || magic == Layout.signalMagic
-            || (magic.allSatisfy { $0 == 0 }
-                && isUnfinishedJournal(head[..<max(count, 0)], size: Int(info.st_size)))
+        let unused = count <= 0 || magic == Layout.signalMagic
+        if !unused && magic.allSatisfy({ $0 == 0 }) && isWritable
+            && !isUnfinishedJournal(head[..<max(count, 0)], size: Int(info.st_size))
+        {
+            // No magic, yet more than an unfinished journal holds: a journal whose header page a
+            // power loss lost (its records cannot be trusted), or not a journal at all. Either
+            // way it is kept, under another name, and a new journal is made.
+            let aside = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+            guard rename(path, aside) == 0 else {
+                throw failure(
+                    .foreignDatabase,
+                    "\(path) is not a Prefs journal and cannot be moved aside: \(String(cString: strerror(errno)))"
+                )
+            }
+            report(path: path, "it has no journal header; it was moved to \(aside) and a new journal made")
+            return .movedAside
+        }
+        let isNew = unused || magic.allSatisfy { $0 == 0 }
         if !isNew && magic != Layout.magic {
-            guard writable else { return nil }
+            guard writable else { return .opened(nil) }
             throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
         }
         func field(_ offset: Int) -> UInt32 {
@@ -91,7 +128,7 @@ extension Journal {
                 .newerSchema(found: Int(version)),
                 "\(path) has journal format \(version); this release knows \(Layout.version)")
         }
-        if isNew && !isWritable { return nil }
+        if isNew && !isWritable { return .opened(nil) }
         let lockKind = try chooseLockKind(
             found: isNew ? nil : Int32(bitPattern: field(Layout.lockKindOffset)), isSoleUser: isSoleUser,
             path: path, failure: failure)
@@ -131,7 +168,7 @@ extension Journal {
             // number new records below the checkpointed mark, and they would never be moved).
             if journal.sequence < stored { journal.set(Layout.sequenceOffset, stored) }
         }
-        return journal
+        return .opened(journal)
     }
 
     /// Whether a file whose magic is zero is a journal whose creation stopped early.

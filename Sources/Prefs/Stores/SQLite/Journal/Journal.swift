@@ -298,7 +298,10 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    func report(_ message: String) {
+    func report(_ message: String) { Self.report(path: path, message) }
+
+    /// Says on stderr what happened to the journal at `path` (a repair, a cut, a file moved aside).
+    static func report(path: String, _ message: String) {
         FileHandle.standardError.write(Data("prefs: \(path): \(message)\n".utf8))
     }
 
@@ -432,7 +435,8 @@ final class Journal: @unchecked Sendable {
         // on the medium before the next one depends on it (the note before the copy overwrites
         // the top, the copy before the header points at it), so a power loss at any instant
         // leaves the records whole somewhere the next opener looks.
-        let synced = prefs_atomic_load(word32(Layout.powerSafeWritersOffset)) != 0
+        // (Nothing to copy, nothing to sync: every record is in SQLite, whichever header survives.)
+        let synced = kept > 0 && prefs_atomic_load(word32(Layout.powerSafeWritersOffset)) != 0
         // The move is written down first: if this process dies while copying, the records are
         // still whole where they come from (the copy goes below them), and the next holder of
         // the lock copies them again (see `finishInterruptedMove`).
