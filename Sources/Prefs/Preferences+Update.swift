@@ -29,7 +29,7 @@ extension Preferences {
                 } catch let error as PreferenceError {
                     if firstError == nil { firstError = error }
                 } catch {
-                    preconditionFailure("encode throws only PreferenceError")
+                    fatalError("encode throws only PreferenceError")
                 }
             }
         }

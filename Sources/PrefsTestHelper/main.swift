@@ -9,6 +9,7 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   sqlite-nested-update PATH            misuse: an update inside an update (stops with a message)
 //   sqlite-indices PATH                  what sqlite-ack-writer left: each good index, "bad k<i>", "latest N"
 //   (PREFS_TEST_DURABILITY=powerSafe makes the sqlite-… modes' stores .powerSafe)
 //   standard-write KEY VALUE             write one string through Preferences.standard; print its path
@@ -196,6 +197,11 @@ do {
             }
         }
         if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
+    case "sqlite-nested-update":
+        // PATH: an update inside an update on the same store: a misuse, which stops the program
+        // with a message (CI runs it from a release build: the message must survive -O).
+        let prefs = sqlite(argument(1))
+        try prefs.update { _ in try prefs.update { _ in } }
     case "sqlite-set":
         try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
     case "standard-write":

@@ -141,7 +141,7 @@ enum StoreChoice: Sendable {
                     "this store is one file with the single domain '\(Self.domainName(ofFile: path))'")
             }
             return path
-        case .userDefaults, .postgres: preconditionFailure("not a SQLite store")
+        case .userDefaults, .postgres: fatalError("not a SQLite store")
         }
     }
 

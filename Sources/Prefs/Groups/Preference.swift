@@ -32,7 +32,8 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// @Preference("launch_count") var launches = 0
     /// ```
     public init(wrappedValue defaultValue: Value, _ key: String) {
-        precondition(!key.isEmpty, "@Preference: an explicit key must not be empty")
+        // fatalError, not precondition: its message survives optimised builds.
+        if key.isEmpty { fatalError("@Preference: an explicit key must not be empty") }
         slot = PreferenceSlot(explicitName: key, defaultValue: defaultValue)
     }
 
@@ -58,9 +59,9 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// Only available inside a ``PreferenceGroup`` subclass.
     @available(*, unavailable, message: "@Preference is only available on properties of a PreferenceGroup")
     public var wrappedValue: Value {
-        get { preconditionFailure("@Preference is only available on properties of a PreferenceGroup") }
+        get { fatalError("@Preference is only available on properties of a PreferenceGroup") }
         // swift-format-ignore: NoSetterWithoutGetter
-        set { preconditionFailure("@Preference is only available on properties of a PreferenceGroup") }
+        set { fatalError("@Preference is only available on properties of a PreferenceGroup") }
     }
 
     /// Reads and writes the value through the enclosing group's preferences, with observation.
@@ -115,7 +116,7 @@ final class PreferenceSlot: @unchecked Sendable {
     func key<Value: PreferenceValue>(_ type: Value.Type) -> Preferences.Key<Value> {
         // Bound in `PreferenceGroup.init` for every @Preference property that reflection finds.
         guard let key = key as? Preferences.Key<Value> else {
-            preconditionFailure(
+            fatalError(
                 """
                 Prefs: a @Preference property of a PreferenceGroup has no key: reflection did not \
                 find the group's properties when it was created. Is the program built with \

@@ -92,7 +92,7 @@ open class PreferenceGroup: Observable {
         var owners: [StoreKey: String] = [:]
         for entry in found {
             if let other = owners[StoreKey(entry.key)] {
-                preconditionFailure(
+                fatalError(
                     "\(type(of: self)): the properties '\(other)' and '\(entry.name)' are both stored under the key '\(entry.key)'; give one an explicit key with @Preference(\"…\")"
                 )
             }

@@ -42,8 +42,8 @@ extension Preferences {
         public typealias Key<Value: PreferenceValue> = Preferences.Key<Value>
 
         init(validatedName name: String) {
-            precondition(
-                !name.isEmpty, "Preferences.Key: the name must not be empty; give every key a non-empty name")
+            // fatalError, not precondition: its message survives optimised builds.
+            if name.isEmpty { fatalError("Preferences.Key: the name must not be empty; give every key a non-empty name") }
             self.name = name
         }
 

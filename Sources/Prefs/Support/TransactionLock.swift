@@ -41,7 +41,7 @@ package final class TransactionLock<State>: @unchecked Sendable {
         -> Result
     {
         if ownership.isHeldByCurrentThread {
-            preconditionFailure(
+            fatalError(
                 """
                 Prefs: \(operation) on \(store) inside a transaction (`update` or `transaction`) on \
                 the same store, from the same thread. It would wait for itself forever. Read and \
