@@ -112,6 +112,39 @@
             #expect(store.value(forKey: "k99") == .integer(99))
         }
 
+        /// When only the database is deleted (a user "resetting" an app), its leftover journal is
+        /// not replayed into the new, empty database at that path: it belongs to another
+        /// database, and is moved aside whole.
+        @Test func aDeletedDatabasesJournalIsNotReplayedIntoANewOne() throws {
+            let path = try JournalFiles.crashedStore(records: 20)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let store = try SQLiteStore(path: path)
+            #expect(store.keys().isEmpty, "the deleted store's values came back: \(store.keys().sorted())")
+            let folder = (path as NSString).deletingLastPathComponent
+            let name = (path as NSString).lastPathComponent + "-prefs.other-database-"
+            let aside = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+                $0.hasPrefix(name)
+            }
+            #expect(aside.count == 1)
+            #expect(aside.first.map { FileManager.default.contents(atPath: folder + "/" + $0) } == journal)
+        }
+
+        /// A journal an earlier release wrote carries no database identity: it is replayed, and
+        /// adopted.
+        @Test func aJournalWithoutADatabaseIdentityIsAdopted() throws {
+            let path = try JournalFiles.crashedStore(records: 20)
+            try JournalFiles.editJournal(path) {
+                JournalFiles.put(UInt64(0), at: Layout.databaseIDOffset, in: &$0)
+            }
+            #expect(try JournalFiles.dump(path).values.count == 20)
+            let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-prefs"))
+            let owner = journal[Layout.databaseIDOffset..<Layout.databaseIDOffset + 8].withUnsafeBytes {
+                $0.loadUnaligned(as: UInt64.self)
+            }
+            #expect(owner != 0)
+        }
+
         // MARK: - What lies at the journal's path
 
         /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),

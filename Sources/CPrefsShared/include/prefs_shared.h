@@ -137,7 +137,8 @@ typedef struct prefs_journal_header {
     uint64_t move_base;           //   the base sequence number it sets,
     uint32_t move_checksum;       //   and the CRC-32C of the bytes moved (0 with no move)
     uint32_t power_safe_writers;  // atomic: non-zero once a `.powerSafe` store wrote: moves are synced
-    uint8_t reserved_104[24];
+    uint64_t database_id;         // the identity of the database the journal belongs to (0: any)
+    uint8_t reserved_112[16];
     _Alignas(16) uint8_t lock[128];  // the robust mutex (PREFS_LOCK_KIND_NATIVE on Linux)
 } prefs_journal_header;
 
@@ -157,6 +158,7 @@ _Static_assert(offsetof(prefs_journal_header, move_length) == 80, "move_length")
 _Static_assert(offsetof(prefs_journal_header, move_base) == 88, "move_base");
 _Static_assert(offsetof(prefs_journal_header, move_checksum) == 96, "move_checksum");
 _Static_assert(offsetof(prefs_journal_header, power_safe_writers) == 100, "power_safe_writers");
+_Static_assert(offsetof(prefs_journal_header, database_id) == 104, "database_id");
 _Static_assert(offsetof(prefs_journal_header, lock) == 128, "lock");
 _Static_assert(sizeof(prefs_journal_header) == 256, "the header's fields fit in 256 bytes");
 

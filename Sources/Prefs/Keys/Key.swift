@@ -43,7 +43,9 @@ extension Preferences {
 
         init(validatedName name: String) {
             // fatalError, not precondition: its message survives optimised builds.
-            if name.isEmpty { fatalError("Preferences.Key: the name must not be empty; give every key a non-empty name") }
+            if name.isEmpty {
+                fatalError("Preferences.Key: the name must not be empty; give every key a non-empty name")
+            }
             self.name = name
         }
 

@@ -18,6 +18,9 @@ extension SQLiteStore {
         var recovery: CorruptionRecovery?
         /// The highest sequence number in the file: a new journal numbers its records after it.
         var highestStored: UInt64 = 0
+        /// The database's identity (`nil`: a read-only file that has none), which its journal
+        /// must carry.
+        var databaseID: UInt64?
     }
 
     static func open(path: String, options: Options) throws -> Opened {
@@ -82,7 +85,10 @@ extension SQLiteStore {
                     try configureForCheckpoints(connection, options: options)
                     try createSchema(connection, path: path)
                 }
-                return try load(connection, path: path, faults: options.faults)
+                let identity = readOnly ? try databaseID(connection) : try ensureDatabaseID(connection)
+                var opened = try load(connection, path: path, faults: options.faults)
+                opened.databaseID = identity
+                return opened
             }
         } catch let failure as SQLiteConnection.Failure {
             throw SQLiteStoreError(path: path, failure)
@@ -113,7 +119,7 @@ extension SQLiteStore {
     static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
-            stored: opened.highestStored, timeout: options.busyTimeout)
+            stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
             if options.durability == .powerSafe { journal.noteAPowerSafeWriter() }

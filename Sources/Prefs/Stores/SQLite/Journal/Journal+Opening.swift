@@ -11,12 +11,15 @@ extension Journal {
     /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
     /// Returns `nil` when the store is read-only and no journal can be read.
     static func open(
-        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
+        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
+        timeout: Duration
     ) throws -> Journal? {
-        // Twice at most: a file at the path that is no journal is moved aside once.
-        for _ in 0..<2 {
+        // A few times at most: a file at the path that is no journal (or another database's) is
+        // moved aside once, and an opener that waited while another moved it opens again.
+        for _ in 0..<4 {
             switch try openOnce(
-                databasePath: databasePath, file: file, writable: writable, stored: stored, timeout: timeout)
+                databasePath: databasePath, file: file, writable: writable, stored: stored,
+                databaseID: databaseID, timeout: timeout)
             {
             case .opened(let journal): return journal
             case .movedAside: continue
@@ -34,7 +37,8 @@ extension Journal {
     }
 
     private static func openOnce(
-        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, timeout: Duration
+        databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
+        timeout: Duration
     ) throws -> Opening {
         let path = databasePath + "-prefs"
         func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
@@ -90,6 +94,11 @@ extension Journal {
             try beginOpening(descriptor, threadLock, timeout: timeout, path: path, failure: failure)
         }
         defer { if isWritable { prefs_open_end(descriptor, threadLock.pointer) } }
+        // Another opener may have moved the file aside while this one waited: open what is at
+        // the path now.
+        if isWritable && FileIdentity(descriptor: descriptor) != FileIdentity(path: path) {
+            return .movedAside
+        }
         let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
         var head = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
         let count = pread(descriptor, &head, head.count, 0)
@@ -101,20 +110,19 @@ extension Journal {
             // No magic, yet more than an unfinished journal holds: a journal whose header page a
             // power loss lost (its records cannot be trusted), or not a journal at all. Either
             // way it is kept, under another name, and a new journal is made.
-            let aside = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))-\(getpid())"
-            guard rename(path, aside) == 0 else {
-                throw failure(
-                    .foreignDatabase,
-                    "\(path) is not a Prefs journal and cannot be moved aside: \(String(cString: strerror(errno)))"
-                )
-            }
-            report(path: path, "it has no journal header; it was moved to \(aside) and a new journal made")
+            try moveAside(path, as: "unreadable", because: "it has no journal header", failure: failure)
             return .movedAside
         }
         let isNew = unused || magic.allSatisfy { $0 == 0 }
         if !isNew && magic != Layout.magic {
             guard writable else { return .opened(nil) }
             throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
+        }
+        func field64(_ offset: Int) -> UInt64 {
+            guard count >= offset + 8 else { return 0 }
+            return head[offset..<offset + 8].withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+            }
         }
         func field(_ offset: Int) -> UInt32 {
             guard count >= offset + 4 else { return 0 }
@@ -129,6 +137,16 @@ extension Journal {
                 "\(path) has journal format \(version); this release knows \(Layout.version)")
         }
         if isNew && !isWritable { return .opened(nil) }
+        let owner = isNew ? 0 : field64(Layout.databaseIDOffset)
+        if let databaseID, owner != 0, owner != databaseID {
+            // Another database's journal (this one was deleted and made anew): never replayed
+            // into it. Kept aside, whole, for whoever wants the deleted store's last writes.
+            guard isWritable else { return .opened(nil) }
+            try moveAside(
+                path, as: "other-database", because: "it belongs to another database than \(databasePath)",
+                failure: failure)
+            return .movedAside
+        }
         let lockKind = try chooseLockKind(
             found: isNew ? nil : Int32(bitPattern: field(Layout.lockKindOffset)), isSoleUser: isSoleUser,
             path: path, failure: failure)
@@ -168,7 +186,22 @@ extension Journal {
             // number new records below the checkpointed mark, and they would never be moved).
             if journal.sequence < stored { journal.set(Layout.sequenceOffset, stored) }
         }
+        if isWritable, let databaseID { journal.set(Layout.databaseIDOffset, databaseID) }
         return .opened(journal)
+    }
+
+    /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why on stderr.
+    private static func moveAside(
+        _ path: String, as label: String, because reason: String,
+        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+    ) throws {
+        let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+        guard rename(path, aside) == 0 else {
+            throw failure(
+                .foreignDatabase,
+                "\(path): \(reason), and it cannot be moved aside: \(String(cString: strerror(errno)))")
+        }
+        report(path: path, "\(reason); it was moved to \(aside) and a new journal made")
     }
 
     /// Whether a file whose magic is zero is a journal whose creation stopped early.

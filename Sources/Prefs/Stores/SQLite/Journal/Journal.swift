@@ -58,6 +58,7 @@ final class Journal: @unchecked Sendable {
         static let moveBaseOffset = offset(\.move_base)
         static let moveChecksumOffset = offset(\.move_checksum)
         static let powerSafeWritersOffset = offset(\.power_safe_writers)
+        static let databaseIDOffset = offset(\.database_id)
         static let lockOffset = offset(\.lock)
         /// The bytes of the header that hold fields (the rest of its page is zeros).
         static let fieldsSize = MemoryLayout<prefs_journal_header>.size
