@@ -237,6 +237,44 @@ func integrityCheck(_ path: String) throws -> String {
             #expect(store.value(forKey: "name") == .string("kept"))
             #expect(try integrityCheck(store.path) == "ok")
         }
+
+        /// With the disk full to the last byte, every way a write can fail says `.diskFull` (never
+        /// SQLite's "disk I/O error"), and a new store on that disk still opens and reads.
+        @Test(
+            .enabled(
+                if: getuid() == 0,
+                "a full disk is made with a small tmpfs, which needs root (CI runs as root)"))
+        func everyWriteOnAFullDiskSaysSoAndTheStoreStillOpens() throws {
+            let folder = try ReadOnlyFolder(sizeLimit: "512k")
+            defer { folder.remove() }
+            let path = folder.url.appendingPathComponent("prefs.sqlite").path
+            var kinds: [SQLiteStoreError.Kind] = []
+            do {
+                let store = try SQLiteStore(path: path)
+                try store.setValue(.string("kept"), forKey: "name")
+                try store.flush()
+                // Fill every byte left.
+                let filler = open(folder.url.appendingPathComponent("filler").path, O_CREAT | O_WRONLY, 0o600)
+                let block = [UInt8](repeating: 1, count: 4096)
+                while write(filler, block, block.count) > 0 {}
+                while write(filler, block, 1) > 0 {}
+                close(filler)
+                let big = PropertyListValue.data(Data(repeating: 7, count: 200 * 1024))
+                let attempts: [() throws -> Void] = [
+                    { try store.setValue(big, forKey: "big") },
+                    { for index in 0..<2_000 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") } },
+                    { try store.flush() },
+                ]
+                for attempt in attempts {
+                    do { try attempt() } catch let error as SQLiteStoreError { kinds.append(error.kind) }
+                }
+                #expect(store.value(forKey: "name") == .string("kept"))
+            }
+            #expect(!kinds.isEmpty, "nothing failed on a full disk")
+            #expect(kinds.allSatisfy { $0 == .diskFull }, "\(kinds)")
+            let reopened = try SQLiteStore(path: path)
+            #expect(reopened.value(forKey: "name") == .string("kept"))
+        }
     #endif
 }
 

@@ -19,6 +19,8 @@ final class SQLiteConnection {
     struct Failure: Error, CustomStringConvertible {
         let code: Int32
         let message: String
+        /// The `errno` of SQLite's last failed system call (`sqlite3_system_errno`), or 0.
+        var systemErrno: Int32 = 0
 
         /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT` …) without extended bits.
         var primaryCode: Int32 { code & 0xFF }
@@ -61,7 +63,8 @@ final class SQLiteConnection {
         let result = sqlite3_open_v2(name, &handle, flags, nil)
         guard result == SQLITE_OK else {
             let failure = Failure(
-                code: result, message: handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open")
+                code: result, message: handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open",
+                systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
             sqlite3_close_v2(handle)
             handle = nil
             throw failure
@@ -87,7 +90,7 @@ final class SQLiteConnection {
         if result != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? lastMessage
             sqlite3_free(error)
-            throw Failure(code: result, message: message)
+            throw Failure(code: result, message: message, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -134,12 +137,12 @@ final class SQLiteConnection {
                     statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
                     transient)
             }
-            guard result == SQLITE_OK else { throw Failure(code: result, message: lastMessage) }
+            guard result == SQLITE_OK else { throw failure(result) }
         }
         while true {
             let result = sqlite3_step(statement)
             if result == SQLITE_DONE { return }
-            guard result == SQLITE_ROW else { throw Failure(code: result, message: lastMessage) }
+            guard result == SQLITE_ROW else { throw failure(result) }
             try row(Row(statement: statement))
         }
     }
@@ -200,11 +203,16 @@ final class SQLiteConnection {
         handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
     }
 
+    /// The failure a result code means, with SQLite's message and the system call's `errno`.
+    private func failure(_ code: Int32) -> Failure {
+        Failure(code: code, message: lastMessage, systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
+    }
+
     private func prepared(_ sql: String) throws -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard result == SQLITE_OK, let statement else { throw Failure(code: result, message: lastMessage) }
+        guard result == SQLITE_OK, let statement else { throw failure(result) }
         statements[sql] = statement
         return statement
     }

@@ -38,24 +38,40 @@ extension SQLiteStore {
         try refuseSpecialNames(path)
         try refuseAnythingButARegularFile(path)
         try createIfMissing(path: path)
+        var opened: Opened
         do {
-            var opened = try connect(path: path, options: options, readOnly: false)
-            try openJournal(&opened, path: path, options: options, readOnly: false)
-            return opened
-        } catch let error as SQLiteStoreError where error.kind == .cannotOpen || error.kind == .readOnly {
-            // A file this process may read but not write (a read-only file, folder or file
-            // system): open it for reading; every write then throws `.readOnly`. Where SQLite
-            // cannot even create its `-shm` file, only an immutable open can read it.
-            for immutable in [false, true] {
-                if var opened = try? connect(
-                    path: path, options: options, readOnly: true, immutable: immutable)
-                {
-                    try openJournal(&opened, path: path, options: options, readOnly: true)
-                    return opened
-                }
-            }
-            throw error
+            opened = try connect(path: path, options: options, readOnly: false)
+        } catch let error as SQLiteStoreError where isReasonToOpenForReading(error) {
+            return try openForReading(path: path, options: options, because: error)
         }
+        do {
+            try openJournal(&opened, path: path, options: options, readOnly: false)
+        } catch let error as SQLiteStoreError where error.kind == .diskFull {
+            // No room for a journal: the store can still be read. (Any other problem with the
+            // journal is said when opening, never turned into a store that is silently read-only.)
+            return try openForReading(path: path, options: options, because: error)
+        }
+        return opened
+    }
+
+    /// Whether a failure to open the file for writing leaves it worth opening for reading.
+    private static func isReasonToOpenForReading(_ error: SQLiteStoreError) -> Bool {
+        error.kind == .cannotOpen || error.kind == .readOnly || error.kind == .diskFull
+    }
+
+    /// Opens a file this process may read but not write (a read-only file, folder or file system,
+    /// or a full disk) for reading; every write then throws `.readOnly`. Where SQLite cannot even
+    /// create its `-shm` file, only an immutable open can read it.
+    private static func openForReading(path: String, options: Options, because error: SQLiteStoreError) throws
+        -> Opened
+    {
+        for immutable in [false, true] {
+            if var opened = try? connect(path: path, options: options, readOnly: true, immutable: immutable) {
+                try openJournal(&opened, path: path, options: options, readOnly: true)
+                return opened
+            }
+        }
+        throw error
     }
 
     /// Refuses the names SQLite gives a meaning other than a file: `:memory:` and the empty name

@@ -93,10 +93,19 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         case SQLITE_FULL: kind = .diskFull
         case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
         case SQLITE_TOOBIG: kind = .tooLarge
+        // An I/O error whose system call ran out of space (growing the WAL or its index, writing
+        // a page, syncing) is a full disk, however SQLite names the call.
+        case SQLITE_IOERR where failure.systemErrno == ENOSPC || failure.systemErrno == EDQUOT:
+            kind = .diskFull
+        case SQLITE_IOERR where failure.code == SQLiteStoreError.ioErrorGrowingTheWALIndex:
+            kind = .diskFull
         default: kind = .other
         }
         self.init(path: path, kind: kind, detail: failure.description)
     }
+
+    /// `SQLITE_IOERR_SHMSIZE`: the WAL index (`-shm`) could not grow, which a full disk causes.
+    static let ioErrorGrowingTheWALIndex: Int32 = 4874
 
     /// The same explanation, for `localizedDescription`.
     public var errorDescription: String? { description }
