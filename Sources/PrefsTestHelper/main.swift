@@ -9,6 +9,7 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   sqlite-hold-lock PATH                hold the journal's lock until killed (prints "holding")
 //   sqlite-nested-update PATH            misuse: an update inside an update (stops with a message)
 //   sqlite-indices PATH                  what sqlite-ack-writer left: each good index, "bad k<i>", "latest N"
 //   (PREFS_TEST_DURABILITY=powerSafe makes the sqlite-… modes' stores .powerSafe)
@@ -197,6 +198,15 @@ do {
             }
         }
         if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
+    case "sqlite-hold-lock":
+        // PATH: writes `held` = 1, then holds the journal's lock (inside an update) until killed,
+        // as a writer stopped in the middle of a write does; prints "holding" once it does.
+        let prefs = sqlite(argument(1))
+        try prefs.store.setValue(.integer(1), forKey: "held")
+        try prefs.update { _ in
+            ChildWork.say("holding")
+            while true { pause() }
+        }
     case "sqlite-nested-update":
         // PATH: an update inside an update on the same store: a misuse, which stops the program
         // with a message (CI runs it from a release build: the message must survive -O).

@@ -105,7 +105,7 @@
         }
 
         /// Opening a second store of the same file inside a transaction on the first fails at once
-        /// with `.busy`, saying why, instead of waiting for the lock its own thread holds.
+        /// with `.deadlock`, saying why, instead of waiting for the lock its own thread holds.
         @Test func openingTheSameFileInsideATransactionFailsAtOnce() throws {
             let path = TestFiles.uniquePath()
             // A waiting open would end at the timeout with another message.
@@ -120,7 +120,7 @@
                 }
             }
             let error = try #require(thrown)
-            #expect(error.kind == .busy)
+            #expect(error.kind == .deadlock)
             #expect(error.detail.contains("wait for itself"), "\(error.detail)")
         }
     }

@@ -145,6 +145,38 @@
             #expect(owner != 0)
         }
 
+        /// A writer stopped (not killed) while it holds the journal's lock keeps nobody from
+        /// opening the store to read: opening waits for the lock only briefly.
+        @Test func aStoppedLockHolderDoesNotKeepOthersFromOpeningToRead() async throws {
+            let path = TestFiles.uniquePath()
+            let holder = try Helper.start(["sqlite-hold-lock", path])
+            defer {
+                kill(holder.process.processIdentifier, SIGKILL)
+                _ = holder.finish()
+            }
+            #expect(await eventually(within: 30) { holder.currentStdout.contains("holding") })
+            let started = ContinuousClock.now
+            let reader = try SQLiteStore(path: path, options: .init(busyTimeout: .seconds(30)))
+            #expect(reader.value(forKey: "held") == .integer(1))
+            #expect(ContinuousClock.now - started < .seconds(20), "opening waited for the stopped holder")
+        }
+
+        /// A read never spins without end: with the generation left odd (a holder stopped while
+        /// moving records) and a record announced, it gives up on the journal after a bounded
+        /// wait and answers from SQLite and the cache.
+        @Test func aReadWithTheGenerationLeftOddDoesNotSpinForever() throws {
+            let path = TestFiles.uniquePath()
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.integer(5), forKey: "five")
+            try store.flush()
+            let journal = try #require(store.core.journal)
+            journal.set(Layout.generationOffset, journal.generation | 1)
+            journal.set(Layout.sequenceOffset, journal.sequence + 1)
+            let reader = try SQLiteStore(path: path, options: .init(busyTimeout: .milliseconds(100)))
+            journal.set(Layout.sequenceOffset, journal.sequence + 1)
+            #expect(reader.value(forKey: "five") == .integer(5))
+        }
+
         // MARK: - What lies at the journal's path
 
         /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),

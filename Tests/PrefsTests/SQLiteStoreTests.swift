@@ -262,7 +262,11 @@ func integrityCheck(_ path: String) throws -> String {
                 let big = PropertyListValue.data(Data(repeating: 7, count: 200 * 1024))
                 let attempts: [() throws -> Void] = [
                     { try store.setValue(big, forKey: "big") },
-                    { for index in 0..<2_000 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") } },
+                    {
+                        for index in 0..<2_000 {
+                            try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
+                        }
+                    },
                     { try store.flush() },
                 ]
                 for attempt in attempts {

@@ -11,6 +11,10 @@ extension SQLiteStore {
     /// the journal, so it must refuse the file.
     static let schemaVersion: Int64 = 2
 
+    /// How long opening waits for the journal's lock to check it before leaving that to the
+    /// first write.
+    static let openingLockWait = Duration.milliseconds(200)
+
     struct Opened {
         var database: Database
         var cache: Cache
@@ -143,7 +147,15 @@ extension SQLiteStore {
             // under it, after its commit): the header's base can then be checked against it.
             let connection = opened.database.connection
             let checkpointed = { try SQLiteStoreCore.checkpointedSequence(connection) }
-            try journal.withLock(timeout: options.busyTimeout, checkingBaseAgainst: checkpointed) { _ in }
+            // Briefly: a writer stopped (not killed) while holding the lock must not keep others
+            // from opening the store to read. Whatever is left to repair, the first write does.
+            do {
+                try journal.withLock(
+                    timeout: min(options.busyTimeout, openingLockWait), checkingBaseAgainst: checkpointed
+                ) { _ in }
+            } catch let error as SQLiteStoreError where error.kind == .busy {
+                journal.report("another process holds the journal's lock; it is checked at the first write")
+            }
         }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest

@@ -36,12 +36,15 @@ extension SQLiteStoreCore {
     ///
     /// A process killed before the commit leaves the records in the journal; one killed after it
     /// leaves them in both, and `checkpointed_sequence` says which are already in SQLite.
-    func checkpoint() throws {
+    ///
+    /// `wait` bounds each wait for a lock (the busy timeout unless given).
+    func checkpoint(waitingAtMost wait: Duration? = nil) throws {
+        let timeout = wait ?? options.busyTimeout
         guard let journal, journal.isWritable else { return }
         try withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
             try perform {
-                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                try connection.retryingWhileBusy(timeout: timeout) {
                     try connection.run("BEGIN IMMEDIATE")
                 }
             }
@@ -55,7 +58,7 @@ extension SQLiteStoreCore {
                 // they are), so writers never wait for a walk through the journal.
                 let earlier = (journal.generation, journal.writeOffset)
                 let leftover = journal.start(after: checkpointed, upTo: earlier.1)
-                snapshot = try journal.withLock(timeout: options.busyTimeout) { locked in
+                snapshot = try journal.withLock(timeout: timeout) { locked in
                     journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
@@ -118,7 +121,7 @@ extension SQLiteStoreCore {
             }
             // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
             // moved records meanwhile, which `drop` sees by the generation).
-            try journal.withLock(timeout: options.busyTimeout) { locked in
+            try journal.withLock(timeout: timeout) { locked in
                 journal.drop(
                     through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
                     duringMove: options.faults.atCheckpointStep.map { hook in { hook(.duringMove) } })

@@ -62,11 +62,14 @@ extension SQLiteStoreCore {
 
     /// Applies the records after the cache's position, reading the journal without its lock.
     func catchUpWithoutLock(_ cache: inout SQLiteStore.Cache, _ journal: Journal) -> CatchUp {
-        for attempt in 0... {
+        // Records being moved (an odd generation) is a `memcpy` under the lock, over in
+        // microseconds; a holder stopped in the middle of one is repaired only by the next holder
+        // of the lock, which a process that only reads never is. So the wait is bounded (about
+        // 0.1 s: 1,000 yields, then 1,000 pauses of 100 µs) and the read then goes to SQLite.
+        for attempt in 0..<2_000 {
             let generation = journal.generation
             if generation % 2 == 1 {
-                // Records are being moved: a `memcpy` under the lock, over in microseconds.
-                if attempt > 1000 { usleep(100) } else { sched_yield() }
+                if attempt >= 1_000 { usleep(100) } else { sched_yield() }
                 continue
             }
             let announced = journal.sequence

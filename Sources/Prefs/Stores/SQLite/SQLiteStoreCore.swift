@@ -111,7 +111,10 @@ final class SQLiteStoreCore: Sendable {
     /// `deinit`.
     func close() {
         if let journal, journal.isWritable, journal.usedBytes > 0 {
-            do { try checkpoint() } catch {
+            // Briefly: a store let go must not hang its thread on another process's lock (a
+            // writer stopped while holding it); whatever is not moved now, the next store moves.
+            do { try checkpoint(waitingAtMost: min(options.busyTimeout, SQLiteStore.openingLockWait)) } catch
+            {
                 // Nothing is lost: the records stay in the journal for the next store to move.
                 journal.report("could not move the journal into SQLite while closing: \(error)")
             }

@@ -36,6 +36,9 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The file at the path is no longer the one the store opened (deleted, or another file
         /// moved over it): writes would reach nobody. Open the store again.
         case replaced
+        /// The calling thread already holds the lock it would wait for (a write or an opening of
+        /// a store of the same file from inside a transaction): waiting would never end.
+        case deadlock
         /// The store was closed (its last reference released) before the operation ran.
         case closed
         /// Any other SQLite error.
@@ -75,6 +78,7 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         case .tooLarge: problem = "too large to store"
         case .replaced: problem = "the file was deleted or replaced since the store opened it"
         case .closed: problem = "the store is closed"
+        case .deadlock: problem = "waiting for the lock would never end"
         case .other: problem = "SQLite error"
         }
         return "\(path): \(problem) (\(detail))"

@@ -242,7 +242,7 @@ extension Journal {
                 .busy, "another process held the journal \(path) longer than \(timeout) while opening it")
         case Int32(PREFS_LOCK_WOULD_DEADLOCK):
             throw failure(
-                .busy,
+                .deadlock,
                 "this thread holds the journal lock of \(path) (inside a transaction on a store of the same file): opening another store of it would wait for itself"
             )
         default:

@@ -212,7 +212,7 @@ final class Journal: @unchecked Sendable {
             throw error(.busy, "another store held the journal \(path) locked longer than \(timeout) ms")
         case Int32(PREFS_LOCK_WOULD_DEADLOCK):
             throw error(
-                .busy,
+                .deadlock,
                 "this thread already holds the journal lock of \(path): a write to another store on the same file from inside a transaction would wait for itself"
             )
         default:
