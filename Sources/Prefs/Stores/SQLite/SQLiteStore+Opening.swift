@@ -63,8 +63,9 @@ extension SQLiteStore {
         error.kind == .cannotOpen || error.kind == .readOnly || error.kind == .diskFull
     }
 
-    /// Opens a file this process may read but not write (a read-only file, folder or file system,
-    /// or a full disk) for reading; every write then throws `.readOnly`. Where SQLite cannot even
+    /// Opens a file this process may read but not write, for reading.
+    ///
+    /// A read-only file, folder or file system, or a full disk; every write then throws `.readOnly`. Where SQLite cannot even
     /// create its `-shm` file, only an immutable open can read it.
     private static func openForReading(path: String, options: Options, because error: SQLiteStoreError) throws
         -> Opened
