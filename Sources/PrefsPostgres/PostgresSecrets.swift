@@ -19,8 +19,11 @@
         init(_ conninfo: String) throws {
             var error: UnsafeMutablePointer<CChar>?
             guard let options = PQconninfoParse(conninfo, &error) else {
-                let message = error.map { String(cString: $0) } ?? "not a connection string or URL"
+                let libpqMessage = error.map { String(cString: $0) } ?? "not a connection string or URL"
                 if let error { PQfreemem(error) }
+                // libpq's message quotes the token it could not read, which may be the password
+                // itself (a bad percent-encoding in it): cut out every secret as written.
+                let message = Self.redactUnparsed(libpqMessage, of: conninfo)
                 throw PostgresConnection.Failure(
                     message: "not a PostgreSQL connection string or URL: "
                         + message.trimmingCharacters(in: .whitespacesAndNewlines),
@@ -59,6 +62,58 @@
             forms.formUnion(Self.rawURLSecrets(conninfo))
             self.secrets = forms.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
             safeDescription = Self.describe(settings, isURL: Self.isURL(conninfo))
+        }
+
+        /// libpq's message about a string it could not parse, with every secret the string holds
+        /// as written (a URL's password, `password=` and `sslpassword=` values, quoted or not)
+        /// replaced by `***`, and any quoted token of the message that overlaps one of them too.
+        static func redactUnparsed(_ message: String, of conninfo: String) -> String {
+            let secrets = (rawURLSecrets(conninfo) + rawKeywordSecrets(conninfo)).filter { !$0.isEmpty }
+            var redacted = secrets.sorted { $0.count > $1.count }.reduce(message) {
+                $0.replacingOccurrences(of: $1, with: "***")
+            }
+            // A token libpq quotes ("…") that is part of a secret, or holds one.
+            let pieces = redacted.split(separator: "\"", omittingEmptySubsequences: false)
+            if pieces.count >= 3 {
+                redacted = pieces.enumerated().map { index, piece in
+                    index % 2 == 1 && secrets.contains { $0.contains(piece) || piece.contains($0) }
+                        ? "***" : String(piece)
+                }.joined(separator: "\"")
+            }
+            return redacted
+        }
+
+        /// The values of `password=` and `sslpassword=` in a `key=value` string, as written
+        /// (quoted or not), read without libpq (which refused the string).
+        private static func rawKeywordSecrets(_ conninfo: String) -> [String] {
+            guard !isURL(conninfo) else { return [] }
+            var found: [String] = []
+            for keyword in ["password", "sslpassword"] {
+                var searchFrom = conninfo.startIndex
+                while let match = conninfo.range(of: keyword, range: searchFrom..<conninfo.endIndex) {
+                    searchFrom = match.upperBound
+                    let startsWord =
+                        match.lowerBound == conninfo.startIndex
+                        || conninfo[conninfo.index(before: match.lowerBound)].isWhitespace
+                    var rest = conninfo[match.upperBound...].drop { $0 == " " }
+                    guard startsWord, rest.first == "=" else { continue }
+                    rest = rest.dropFirst().drop { $0 == " " }
+                    if rest.first == "'" {
+                        // Up to the closing quote (or the end, when it is missing), escapes kept.
+                        var value = ""
+                        var escaped = false
+                        for character in rest.dropFirst() {
+                            if character == "'" && !escaped { break }
+                            escaped = character == "\\" && !escaped
+                            value.append(character)
+                        }
+                        found.append(value)
+                    } else {
+                        found.append(String(rest.prefix { !$0.isWhitespace }))
+                    }
+                }
+            }
+            return found
         }
 
         /// `text` with every secret replaced by `***`.
