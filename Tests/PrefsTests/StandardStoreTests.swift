@@ -70,4 +70,18 @@ import Testing
         #expect(store.value(forKey: "age") == .integer(30), "a second move-in changes nothing")
         #expect(try SQLiteStore(path: store.path).value(forKey: "age") == .integer(30))
     }
+
+    /// An App Group's store is one file for every process of the group: named after the group
+    /// (or the domain given), never after the calling process, so an app and its widget, each
+    /// with its own bundle identifier, open the same file.
+    @Test func anAppGroupsStoreIsOneFileForEveryProcessOfTheGroup() {
+        let container = "/private/var/mobile/Containers/Shared/AppGroup/ABC"
+        let path = SQLiteStore.sharedPath(
+            container: container, appGroup: "group.com.example.app", domain: nil)
+        #expect(path == container + "/Library/Application Support/prefs/group.com.example.app.sqlite")
+        #expect(!path.contains(SQLiteStore.defaultDomain))
+        let named = SQLiteStore.sharedPath(
+            container: container, appGroup: "group.com.example.app", domain: "a/b")
+        #expect(named == container + "/Library/Application Support/prefs/a_b.sqlite")
+    }
 }

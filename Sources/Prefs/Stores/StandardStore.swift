@@ -46,13 +46,21 @@ extension SQLiteStore {
     /// Where a store of a domain lives by default: on Linux
     /// `$XDG_CONFIG_HOME/prefs/<domain>.sqlite` (`XDG_CONFIG_HOME` defaulting to `~/.config`); on
     /// Apple platforms `<Application Support>/prefs/<domain>.sqlite`, inside the app's container
-    /// when it is sandboxed (as on iOS).
+    /// when it is sandboxed (as on iOS); on tvOS, which keeps no Application Support,
+    /// `<Caches>/prefs/<domain>.sqlite`, which the system may purge.
     ///
     /// ```swift
     /// SQLiteStore.defaultPath(domain: "myserver")  // "/home/me/.config/prefs/myserver.sqlite"
     /// ```
     public static func defaultPath(domain: String = defaultDomain) -> String {
-        #if canImport(Darwin)
+        #if os(tvOS)
+            // tvOS gives apps no persistent Application Support: only caches, which the system
+            // may purge when space runs low (see the Apple platforms article).
+            let caches =
+                FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?.path
+                ?? NSHomeDirectory() + "/Library/Caches"
+            return "\(caches)/prefs/\(fileName(domain))"
+        #elseif canImport(Darwin)
             let support =
                 FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path
                 ?? NSHomeDirectory() + "/Library/Application Support"
@@ -71,21 +79,34 @@ extension SQLiteStore {
 
     #if canImport(Darwin)
         /// Where a store shared by an app and its extensions (widgets, share extensions …) lives:
-        /// `<App Group container>/Library/Application Support/prefs/<domain>.sqlite`; `nil` when
-        /// the app does not have the App Group entitlement.
+        /// one file for every process of the App Group,
+        /// `<group container>/Library/Application Support/prefs/<appGroup>.sqlite` (or
+        /// `<domain>.sqlite` when a domain is given).
         ///
         /// ```swift
         /// let path = SQLiteStore.defaultPath(appGroup: "group.com.example.app")!
-        /// let shared = Preferences(store: try SQLiteStore(path: path))
+        /// let shared = Preferences(store: try SQLiteStore(path: path))  // the same file in the widget
         /// ```
-        public static func defaultPath(appGroup: String, domain: String = defaultDomain) -> String? {
+        ///
+        /// The file is named after the group, never after the calling process's bundle identifier,
+        /// so an app and its widget open the same store. `nil` when the system gives no container
+        /// for the group. On iOS that means the app lacks the entitlement; on macOS
+        /// `containerURL(forSecurityApplicationGroupIdentifier:)` returns a folder even for a group
+        /// the app does not belong to, so check the entitlement there rather than the `nil`.
+        public static func defaultPath(appGroup: String, domain: String? = nil) -> String? {
             guard
                 let container = FileManager.default.containerURL(
                     forSecurityApplicationGroupIdentifier: appGroup)
             else { return nil }
-            return container.path + "/Library/Application Support/prefs/\(fileName(domain))"
+            return sharedPath(container: container.path, appGroup: appGroup, domain: domain)
         }
     #endif
+
+    /// The path of a store shared by an App Group, inside the group's container (the naming of
+    /// ``defaultPath(appGroup:domain:)``, on every platform so that it is tested everywhere).
+    static func sharedPath(container: String, appGroup: String, domain: String?) -> String {
+        "\(container)/Library/Application Support/prefs/\(fileName(domain ?? appGroup))"
+    }
 
     /// A domain as a file name: it must not name another folder.
     private static func fileName(_ domain: String) -> String {

@@ -103,6 +103,18 @@ package struct WatchedKeys: Sendable {
             onChange()
         }
 
+        /// Stops every observation, then keeps the watcher alive a little longer: key-value
+        /// observing does not retain its observers, and a callback already running on another
+        /// thread when the last observation is removed must not find the watcher freed.
+        func retire() {
+            keys.withLock { keys in
+                let watched = keys.all
+                for key in watched { defaults.removeObserver(self, forKeyPath: key, context: context) }
+                keys.remove(watched)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { withExtendedLifetime(self) {} }
+        }
+
         deinit {
             for key in keys.withLock({ $0.all }) {
                 defaults.removeObserver(self, forKeyPath: key, context: context)

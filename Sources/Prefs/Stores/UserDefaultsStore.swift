@@ -254,6 +254,9 @@ public final class UserDefaultsStore: PreferenceStore {
         if let token = notificationToken.withLock({ $0 }) {
             NotificationCenter.default.removeObserver(token.object)
         }
+        #if canImport(Darwin)
+            keyWatcher.withLock { $0 }?.retire()
+        #endif
     }
 
     /// Starts, once, to compare the domain with what it was whenever Foundation announces a change.
@@ -280,17 +283,24 @@ public final class UserDefaultsStore: PreferenceStore {
         // this store's own write of several keys the domain is half-written. Those writes are
         // published by the write itself, once, when complete.
         guard !writeLock.isHeldByCurrentThread else { return }
-        let current = snapshot()
-        let changed: [StoreKey: PropertyListValue?] = knownDomain.withLock { known in
-            guard let previous = known else { return [:] }
-            known = current
-            var changed: [StoreKey: PropertyListValue?] = [:]
-            for (key, value) in current where previous[key] != value { changed[key] = .some(value) }
-            for key in previous.keys where current[key] == nil { changed[key] = .some(nil) }
-            return changed
+        // The domain is read holding the write lock and the known domain's lock: a look from
+        // another thread (key-value observing) racing the store's own write would otherwise take
+        // a snapshot from before the write, publish it as a "reverted" value, and then the write
+        // again as a duplicate.
+        let changed: [StoreKey: PropertyListValue?]? = try? writeLock.withLock(during: "a look at raw writes")
+        { _ in
+            knownDomain.withLock { known in
+                guard let previous = known else { return [:] }
+                let current = snapshot()
+                known = current
+                var changed: [StoreKey: PropertyListValue?] = [:]
+                for (key, value) in current where previous[key] != value { changed[key] = .some(value) }
+                for key in previous.keys where current[key] == nil { changed[key] = .some(nil) }
+                return changed
+            }
         }
         // The notification and key-value observing both report a write: the second finds nothing.
-        guard !changed.isEmpty else { return }
+        guard let changed, !changed.isEmpty else { return }
         observers.publish(StoreChange(newValues: changed))
     }
 

@@ -95,10 +95,24 @@ private final class AnnouncingDefaults: UserDefaults {
         @Test func betweenCallsNoSQLiteFileIsLocked() throws {
             let path = TestFiles.uniquePath("suspension")
             let store = try SQLiteStore(path: path)
+            // Right after opening (the connection that opened the file used to stay open until
+            // the first checkpoint), after writes, after a flush, and after a write after it.
+            try expectNoLockHeld(on: path, "after opening")
             for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            try expectNoLockHeld(on: path, "after writes")
             try store.flush()
+            try expectNoLockHeld(on: path, "after flush()")
             try store.setValue(.string("after"), forKey: "last")
             #expect(store.value(forKey: "last") == .string("after"))
+            try expectNoLockHeld(on: path, "after a write after flush()")
+            // And the next checkpoint opens the connection again.
+            try store.flush()
+            #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("after"))
+        }
+
+        /// Records an issue for each lock this process holds on the store's SQLite files (in
+        /// `/proc/locks`: "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128", pid then device:inode).
+        private func expectNoLockHeld(on path: String, _ when: String) throws {
             func inode(_ file: String) -> UInt64? {
                 var info = stat()
                 return stat(file, &info) == 0 ? UInt64(info.st_ino) : nil
@@ -106,17 +120,13 @@ private final class AnnouncingDefaults: UserDefaults {
             let inodes = Set(["", "-wal", "-shm"].compactMap { inode(path + $0) })
             let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
             let held = locks.split(separator: "\n").filter { line in
-                // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128": pid, then device:inode.
                 let fields = line.split(separator: " ")
                 guard fields.count >= 6, let pid = Int32(fields[4]), pid == getpid(),
                     let found = fields[5].split(separator: ":").last.flatMap({ UInt64($0) })
                 else { return false }
                 return inodes.contains(found)
             }
-            #expect(held.isEmpty, "locks held between calls: \(held)")
-            // And the next checkpoint opens the connection again.
-            try store.flush()
-            #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("after"))
+            #expect(held.isEmpty, "locks held \(when): \(held)")
         }
     #endif
 

@@ -147,7 +147,11 @@ extension SQLiteStore {
             // SQLite's mark is read holding the journal's lock (a checkpoint drops records only
             // under it, after its commit): the header's base can then be checked against it.
             let connection = opened.database.connection
-            let checkpointed = { try SQLiteStoreCore.checkpointedSequence(connection) }
+            let checkpointed = {
+                do { return try SQLiteStoreCore.checkpointedSequence(connection) } catch let failure
+                    as SQLiteConnection.Failure
+                { throw SQLiteStoreError(path: path, failure) }
+            }
             // Briefly: a writer stopped (not killed) while holding the lock must not keep others
             // from opening the store to read. Whatever is left to repair, the first write does.
             do {

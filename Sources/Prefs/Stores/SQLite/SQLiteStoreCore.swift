@@ -91,7 +91,13 @@ final class SQLiteStoreCore: Sendable {
     /// The journal's size at which a write queues a checkpoint in the background.
     static let checkpointThreshold = 1 << 20
     /// The size at which a write first moves the journal into SQLite itself.
-    static let journalLimit = 64 << 20
+    static let journalLimit = journalLimit(reservation: Journal.Layout.reservation)
+
+    /// The in-line checkpoint's size for a journal that can hold `reservation` bytes: 64 MiB, or a
+    /// quarter of the reservation where that is smaller (32 MiB on watchOS's 32-bit `arm64_32`),
+    /// so a write moves the journal into SQLite long before the journal is full (a write that
+    /// finds it full throws `.tooLarge`).
+    static func journalLimit(reservation: Int) -> Int { min(64 << 20, reservation / 4) }
 
     init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
         self.path = path
@@ -101,7 +107,15 @@ final class SQLiteStoreCore: Sendable {
         journal = opened.journal
         journalSequence = opened.journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
         writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
-        database = Locked(opened.database)
+        var database = opened.database
+        if opened.journal?.isWritable == true {
+            // The connection that opened the file is closed now, not at the first checkpoint: an
+            // open WAL connection keeps shared locks on the database and its `-shm`, and iOS
+            // terminates an app suspended with a lock in an App Group container (`0xdead10cc`).
+            database.connection.close()
+            database.isIdle = true
+        }
+        self.database = Locked(database)
         var cache = opened.cache
         cache.values.readSlots = readSlots
         self.cache = Locked(cache)

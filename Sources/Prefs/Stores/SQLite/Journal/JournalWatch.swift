@@ -29,7 +29,9 @@ final class JournalWatch: @unchecked Sendable {
     private let stopped = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
     private var sources: [any DispatchSourceProtocol] = []
-    private var token: Int32 = -1
+    /// The queue the dispatch sources run on (`nil` for the Linux thread).
+    private var queue: DispatchQueue?
+    private static let onQueue = DispatchSpecificKey<Bool>()
 
     /// Starts watching; `look` reads the journal and returns whether it found anything new.
     ///
@@ -61,6 +63,10 @@ final class JournalWatch: @unchecked Sendable {
             }
         #endif
         let queue = DispatchQueue(label: "prefs.sqlite.watch")
+        self.queue = queue
+        queue.setSpecific(key: Self.onQueue, value: true)
+        // No look after `stop()`: every handler and every scheduled look checks first.
+        let look: @Sendable () -> Bool = { [stopped] in stopped.withLock { $0 } ? false : look() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval.timeInterval, repeating: interval.timeInterval)
         timer.setEventHandler { _ = look() }
@@ -69,10 +75,15 @@ final class JournalWatch: @unchecked Sendable {
         #if canImport(Darwin)
             if let journal {
                 var descriptor: Int32 = -1
+                var token: Int32 = -1
                 if prefs_notify_register(journal.notificationName, &descriptor, &token) == 0 {
                     let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+                    // The registration (and its descriptor) ends once the source can no longer
+                    // read it: in the cancel handler, not while an event may still be handled.
+                    source.setCancelHandler { _ = prefs_notify_cancel(token) }
                     let notified = NotifiedLooks(
-                        journal: journal, queue: queue, wantsWakeups: wantsWakeups, look: look)
+                        journal: journal, queue: queue, stopped: stopped, wantsWakeups: wantsWakeups,
+                        look: look)
                     source.setEventHandler {
                         var posted: Int32 = 0
                         _ = read(descriptor, &posted, MemoryLayout<Int32>.size)
@@ -140,16 +151,18 @@ final class JournalWatch: @unchecked Sendable {
         private final class NotifiedLooks: @unchecked Sendable {
             let journal: Journal
             let queue: DispatchQueue
+            let stopped: Locked<Bool>
             let wantsWakeups: @Sendable () -> Bool
             let look: @Sendable () -> Bool
             var seen: UInt32
 
             init(
-                journal: Journal, queue: DispatchQueue, wantsWakeups: @escaping @Sendable () -> Bool,
-                look: @escaping @Sendable () -> Bool
+                journal: Journal, queue: DispatchQueue, stopped: Locked<Bool>,
+                wantsWakeups: @escaping @Sendable () -> Bool, look: @escaping @Sendable () -> Bool
             ) {
                 self.journal = journal
                 self.queue = queue
+                self.stopped = stopped
                 self.wantsWakeups = wantsWakeups
                 self.look = look
                 seen = prefs_atomic_load(journal.counter)
@@ -157,6 +170,7 @@ final class JournalWatch: @unchecked Sendable {
 
             /// Runs on `queue`.
             func lookAndSleep() {
+                guard !stopped.withLock({ $0 }) else { return }
                 seen = prefs_atomic_load(journal.counter)
                 if !look() {
                     queue.asyncAfter(deadline: .now() + JournalWatch.quietPause.timeInterval) { [self] in
@@ -203,8 +217,10 @@ final class JournalWatch: @unchecked Sendable {
             }
         #endif
         for source in sources { source.cancel() }
-        if token >= 0 { _ = prefs_notify_cancel(token) }
         finished.wait()
+        // Waits for a handler that is running now (every later one finds `stopped` set), unless
+        // this is that handler (the store let go from inside a look).
+        if let queue, DispatchQueue.getSpecific(key: Self.onQueue) != true { queue.sync {} }
     }
 
     deinit {
