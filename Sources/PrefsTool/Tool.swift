@@ -66,6 +66,7 @@ enum Usage {
           STORE: default (SQLite files under $XDG_CONFIG_HOME/prefs on Linux, UserDefaults on Apple platforms)
                  | userdefaults (Foundation's own domains) | sqlite:FOLDER | sqlite:FILE.sqlite
                  | postgres://… (one namespace per domain; --namespace N: only N)
+                 (without --store: $PREFS_STORE when set, else default)
           --json: print JSON instead of plist text
         """
 
@@ -82,7 +83,9 @@ enum Usage {
 
 /// Parses the global options, finds the command, checks its argument count, and runs it.
 package func runTool(_ arguments: [String]) throws {
-    var storeName = "default"
+    // $PREFS_STORE stands in for a missing --store: a script (or a test) points every command at
+    // one store without repeating it, and never touches the user's own preferences by mistake.
+    var storeName = ProcessInfo.processInfo.environment["PREFS_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
     var json = false
     var namespace: String?
     var format = PlistText.FileFormat.xml

@@ -2,7 +2,10 @@
     import Foundation
     import PrefsTestSupport
 
-    /// The built `prefs` binary run on an isolated HOME and XDG_CONFIG_HOME, one per test.
+    /// The built `prefs` binary run on an isolated HOME and XDG_CONFIG_HOME, one per test, and on
+    /// a throwaway store: `PREFS_STORE` names the test's own folder, which on Linux is the default
+    /// store's place anyway, and on macOS keeps the tests out of the developer's `UserDefaults`
+    /// (cfprefsd ignores `HOME`).
     struct CLI {
         let home: URL
 
@@ -13,7 +16,10 @@
         }
 
         var environment: [String: String?] {
-            ["HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path]
+            [
+                "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path,
+                "PREFS_STORE": "sqlite:" + home.appendingPathComponent("config/prefs").path,
+            ]
         }
 
         /// Starts `prefs` (or the helper), reading its output as it runs.

@@ -203,6 +203,7 @@
             let helper = "PrefsTestHelper"
             // A suite of this test alone: on macOS, Foundation keeps suites in the real home folder.
             let suite = "prefs.cli.tests.\(UUID().uuidString)"
+            defer { UserDefaults.standard.removePersistentDomain(forName: suite) }
             // A plain Foundation program writes; prefs reads.
             #expect(
                 try cli.run(
