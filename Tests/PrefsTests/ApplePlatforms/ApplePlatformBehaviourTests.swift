@@ -130,6 +130,50 @@ private final class AnnouncingDefaults: UserDefaults {
         }
     #endif
 
+    /// Data protection: a store's files are readable from the first unlock by default (the
+    /// journal is read on every read, so `.complete` would lock a widget out 10 s after the
+    /// device locks), and a refused open before that unlock is a typed error saying so. (Only
+    /// Apple platforms protect files; the choice and the mapping are the same code everywhere.)
+    @Test func dataProtectionDefaultsToFirstUnlockAndALockedFileIsATypedError() {
+        #expect(SQLiteStore.Options().fileProtection == .completeUntilFirstUserAuthentication)
+        typealias Protection = SQLiteStore.FileProtection
+        #expect(
+            Protection.kind(ofOpenFailure: EPERM, platformProtectsFiles: true) == .protectedDataUnavailable)
+        #expect(Protection.kind(ofOpenFailure: EACCES, platformProtectsFiles: true) == nil)
+        #expect(Protection.kind(ofOpenFailure: EPERM, platformProtectsFiles: false) == nil)
+        let refused = SQLiteStoreError(
+            path: "/p.sqlite",
+            SQLiteConnection.Failure(code: 14, message: "unable to open", systemErrno: EPERM))
+        #expect(refused.kind == (Protection.platformProtectsFiles ? .protectedDataUnavailable : .cannotOpen))
+    }
+
+    /// A background checkpoint whose expiring activity expires (the system suspending the app)
+    /// before its commit is abandoned cleanly: nothing reaches SQLite, nothing is lost, no lock is
+    /// kept, and the next checkpoint moves everything.
+    @Test func aCheckpointCutShortBySuspensionLosesNothing() async throws {
+        let path = TestFiles.uniquePath("expiring")
+        var options = SQLiteStore.Options()
+        options.faults.expireAtCheckpointStep = .beforeCommit
+        let reached = Locked<[SQLiteStore.CheckpointStep]>([])
+        options.faults.atCheckpointStep = { step in reached.withLock { $0.append(step) } }
+        let store = try SQLiteStore(path: path, options: options)
+        let payload = String(repeating: "x", count: 4_000)
+        // 300 values of 4 KB: past the 1 MiB at which a write queues a background checkpoint.
+        for index in 0..<300 { try store.setValue(.string("\(index)\(payload)"), forKey: "k\(index)") }
+        let core = store.core
+        #expect(await eventually { reached.withLock { $0.contains(.beforeCommit) } })
+        #expect(await eventually { !core.checkpointQueued.withLock { $0 } })
+        #expect(!reached.withLock { $0.contains(.afterCommit) }, "the expired checkpoint committed")
+        let checkpointed = try SQLiteConnection(path: path).integer(
+            "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")
+        #expect(checkpointed == nil || checkpointed == 0, "the expired checkpoint committed")
+        #expect((store.core.journal?.usedBytes ?? 0) > 1 << 20, "the records left the journal")
+        #expect(store.value(forKey: "k299") == .string("299\(payload)"))
+        try store.flush()  // in the foreground: no expiring activity
+        let moved = try SQLiteConnection(path: path).integer("SELECT count(*) FROM prefs_entries")
+        #expect(moved == 300)
+    }
+
     /// Item 9: a domain that does not exist yet is not marked as moved in, so it moves once it
     /// exists.
     @Test func movingInFromAMissingDomainIsNotMarkedDone() throws {

@@ -42,6 +42,8 @@ extension SQLiteStore {
         try refuseSpecialNames(path)
         try refuseAnythingButARegularFile(path)
         try createIfMissing(path: path)
+        let folder = (path as NSString).deletingLastPathComponent
+        for protected in [folder.isEmpty ? "." : folder, path] { options.fileProtection.apply(to: protected) }
         var opened: Opened
         do {
             opened = try connect(path: path, options: options, readOnly: false)
@@ -162,6 +164,7 @@ extension SQLiteStore {
                 journal.report("another process holds the journal's lock; it is checked at the first write")
             }
         }
+        if let journal, journal.isWritable { options.fileProtection.apply(to: journal.path) }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest
         // number SQLite holds, which a first-release file has without a checkpoint mark): the

@@ -41,6 +41,9 @@ extension SQLiteStore {
         /// default; a store opened read-only, which cannot ask to be woken, looks at least once a
         /// second). Reads never wait for it: a read looks at the journal itself.
         public var refreshInterval: Duration
+        /// The data protection class of the store's files where there is data protection (iOS and
+        /// its siblings); ``FileProtection/completeUntilFirstUserAuthentication`` by default.
+        public var fileProtection = FileProtection.completeUntilFirstUserAuthentication
         /// Where tests interrupt the store (none in an app).
         package var faults = SQLiteStoreFaults()
 

@@ -13,11 +13,13 @@ extension SQLiteStoreCore {
             return queued
         }
         guard !queued else { return }
-        DispatchQueue.global(qos: .utility).async { [weak self] in
+        ExpiringActivity.run("moving the journal of \(path) into SQLite") { [weak self] expiry in
             guard let self else { return }
             defer { checkpointQueued.withLock { $0 = false } }
-            do { try checkpoint() } catch let error as SQLiteStoreError where error.kind == .closed {
-                return
+            do { try checkpoint(expiry: expiry) } catch let error as SQLiteStoreError
+                where error.kind == .closed || error.kind == .expired
+            {
+                return  // the records stay in the journal; the next write queues another
             } catch {
                 // Nothing is lost (the records stay in the journal); the next write tries again.
                 journal?.report("moving the journal into SQLite failed, will try again: \(error)")
@@ -37,8 +39,10 @@ extension SQLiteStoreCore {
     /// A process killed before the commit leaves the records in the journal; one killed after it
     /// leaves them in both, and `checkpointed_sequence` says which are already in SQLite.
     ///
-    /// `wait` bounds each wait for a lock (the busy timeout unless given).
-    func checkpoint(waitingAtMost wait: Duration? = nil) throws {
+    /// `wait` bounds each wait for a lock (the busy timeout unless given). When `expiry` expires
+    /// (the system is about to suspend the app) before the commit, the transaction is rolled back
+    /// and the records stay in the journal: nothing lost, nothing held.
+    func checkpoint(waitingAtMost wait: Duration? = nil, expiry: ExpiringActivity.Expiry? = nil) throws {
         let timeout = wait ?? options.busyTimeout
         guard let journal, journal.isWritable else { return }
         try withDatabase(during: "a checkpoint") { database in
@@ -113,6 +117,12 @@ extension SQLiteStoreCore {
                     }
                 }
                 checkpointStep(.beforeCommit)
+                if let expiry {
+                    if options.faults.expireAtCheckpointStep == .beforeCommit { expiry.expire() }
+                    if expiry.isExpired {
+                        throw SQLiteStoreError(path: path, kind: .expired, detail: "before the commit")
+                    }
+                }
                 try perform { try connection.run("COMMIT") }
                 checkpointStep(.afterCommit)
             } catch {

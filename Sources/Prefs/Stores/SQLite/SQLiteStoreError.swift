@@ -39,6 +39,14 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The calling thread already holds the lock it would wait for (a write or an opening of
         /// a store of the same file from inside a transaction): waiting would never end.
         case deadlock
+        /// The store's files are protected (data protection on iOS and its siblings) and the
+        /// device has not been unlocked since it started: open the store after the first unlock
+        /// (`UIApplication.protectedDataDidBecomeAvailableNotification`), or choose
+        /// ``SQLiteStore/FileProtection/none`` for a store a background launch must read.
+        case protectedDataUnavailable
+        /// Background work was cut short because the system is suspending the app (an expiring
+        /// activity expired); nothing was changed, and the work is done later.
+        case expired
         /// The store was closed (its last reference released) before the operation ran.
         case closed
         /// Any other SQLite error.
@@ -79,6 +87,8 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         case .replaced: problem = "the file was deleted or replaced since the store opened it"
         case .closed: problem = "the store is closed"
         case .deadlock: problem = "waiting for the lock would never end"
+        case .expired: problem = "cut short as the app is suspended"
+        case .protectedDataUnavailable: problem = "its files are protected until the device is first unlocked"
         case .other: problem = "SQLite error"
         }
         return "\(path): \(problem) (\(detail))"
@@ -92,7 +102,8 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         switch failure.primaryCode {
         case SQLITE_NOTADB: kind = .notADatabase
         case SQLITE_CORRUPT: kind = .corrupt
-        case SQLITE_CANTOPEN: kind = .cannotOpen
+        case SQLITE_CANTOPEN:
+            kind = SQLiteStore.FileProtection.kind(ofOpenFailure: failure.systemErrno) ?? .cannotOpen
         case SQLITE_READONLY: kind = .readOnly
         case SQLITE_FULL: kind = .diskFull
         case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy

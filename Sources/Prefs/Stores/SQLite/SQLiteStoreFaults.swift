@@ -9,6 +9,9 @@ package struct SQLiteStoreFaults: Sendable {
     /// Called at each step of a checkpoint (`.duringMove` only when set: the copy of the records
     /// written meanwhile is then made in two halves, with the call between them).
     package var atCheckpointStep: (@Sendable (SQLiteStore.CheckpointStep) -> Void)?
+    /// A background checkpoint's expiring activity expires at this step (as when the system
+    /// suspends the app): only `.beforeCommit` is checked.
+    package var expireAtCheckpointStep: SQLiteStore.CheckpointStep?
     /// Called after opening has read the rows and before its read transaction ends.
     package var afterLoadingRows: (@Sendable () -> Void)?
 

@@ -65,8 +65,14 @@ extension Journal {
                 throw failure(
                     .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
             }
+            let reason = errno
+            if let kind = SQLiteStore.FileProtection.kind(ofOpenFailure: reason) {
+                throw failure(
+                    kind, "the journal \(path) cannot be opened before the device is first unlocked")
+            }
             if !writable { return .opened(nil) }
-            throw failure(.cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(errno)))")
+            throw failure(
+                .cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(reason)))")
         }
         var info = stat()
         if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
