@@ -85,7 +85,8 @@ enum Usage {
 package func runTool(_ arguments: [String]) throws {
     // $PREFS_STORE stands in for a missing --store: a script (or a test) points every command at
     // one store without repeating it, and never touches the user's own preferences by mistake.
-    var storeName = ProcessInfo.processInfo.environment["PREFS_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+    let environment = ProcessInfo.processInfo.environment
+    var storeName = environment["PREFS_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
     var json = false
     var namespace: String?
     var format = PlistText.FileFormat.xml

@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Background work the system may cut short: on Apple platforms a checkpoint runs inside
+/// Background work the system may cut short.
+///
+/// On iOS and its siblings a checkpoint runs inside
 /// `ProcessInfo.performExpiringActivity` (which app extensions may use too), so the app is not
 /// suspended in the middle of it, and when the system needs to suspend it anyway the work sees
 /// ``Expiry/isExpired`` and stops cleanly. Elsewhere the work simply runs on a utility queue and
