@@ -1,0 +1,57 @@
+import CPrefsShared
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// The journal's header layout has one source, the C struct `prefs_journal_header`: the design
+/// document's table and the Swift offsets must agree with it.
+@Suite struct SQLiteJournalLayoutTests {
+    /// Each field's offset in the C struct, by its C name.
+    private static let fields: [String: Int] = [
+        "magic": MemoryLayout<prefs_journal_header>.offset(of: \.magic)!,
+        "version": MemoryLayout<prefs_journal_header>.offset(of: \.version)!,
+        "counter": MemoryLayout<prefs_journal_header>.offset(of: \.counter)!,
+        "sleepers": MemoryLayout<prefs_journal_header>.offset(of: \.sleepers)!,
+        "writing": MemoryLayout<prefs_journal_header>.offset(of: \.writing)!,
+        "lock_kind": MemoryLayout<prefs_journal_header>.offset(of: \.lock_kind)!,
+        "sequence": MemoryLayout<prefs_journal_header>.offset(of: \.sequence)!,
+        "write_offset": MemoryLayout<prefs_journal_header>.offset(of: \.write_offset)!,
+        "base_sequence": MemoryLayout<prefs_journal_header>.offset(of: \.base_sequence)!,
+        "generation": MemoryLayout<prefs_journal_header>.offset(of: \.generation)!,
+        "file_size": MemoryLayout<prefs_journal_header>.offset(of: \.file_size)!,
+        "move_from": MemoryLayout<prefs_journal_header>.offset(of: \.move_from)!,
+        "move_length": MemoryLayout<prefs_journal_header>.offset(of: \.move_length)!,
+        "move_base": MemoryLayout<prefs_journal_header>.offset(of: \.move_base)!,
+        "move_checksum": MemoryLayout<prefs_journal_header>.offset(of: \.move_checksum)!,
+        "power_safe_writers": MemoryLayout<prefs_journal_header>.offset(of: \.power_safe_writers)!,
+        "database_id": MemoryLayout<prefs_journal_header>.offset(of: \.database_id)!,
+        "lock": MemoryLayout<prefs_journal_header>.offset(of: \.lock)!,
+    ]
+
+    @Test func theDesignDocumentsHeaderTableMatchesTheCStruct() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/sqlite-journal-design.md")
+        let text = try String(contentsOf: document, encoding: .utf8)
+        // Rows such as "| 32 | `sequence` (u64): the last record's number |".
+        var documented: [String: Int] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, let offset = Int(cells[0]), cells[1].hasPrefix("`") else { continue }
+            let name = cells[1].dropFirst().prefix { $0 != "`" }
+            documented[String(name)] = offset
+        }
+        #expect(documented == Self.fields)
+    }
+
+    @Test func swiftReadsEveryOffsetFromTheStruct() {
+        typealias Layout = Journal.Layout
+        #expect(Layout.sequenceOffset == Self.fields["sequence"])
+        #expect(Layout.writeOffsetOffset == Self.fields["write_offset"])
+        #expect(Layout.baseOffset == Self.fields["base_sequence"])
+        #expect(Layout.generationOffset == Self.fields["generation"])
+        #expect(Layout.lockOffset == Self.fields["lock"])
+        #expect(Layout.fieldsSize <= Layout.headerSize)
+    }
+}
