@@ -82,9 +82,10 @@ extension Preferences {
     ///   forever: it stops the program with a message naming the misuse instead.
     /// - Reading through another handle is fine, but it does not see `p`'s writes until the
     ///   update returns.
-    /// - Nesting updates of two different stores works; two threads nesting them in opposite
-    ///   orders wait for each other, and one of them gets an error after the store's lock
-    ///   timeout (``TransactionTimeoutError``, or `SQLiteStoreError` of kind `.busy`).
+    /// - Nesting updates of two different stores works; when two threads nest them in opposite
+    ///   orders, the wait that would close the cycle throws at once (``TransactionDeadlockError``,
+    ///   or `SQLiteStoreError` of kind `.deadlock`). Another process's transaction is waited for
+    ///   at most the store's lock timeout (``TransactionTimeoutError``, or kind `.busy`).
     @discardableResult
     public func update<Result>(_ body: (inout Update) throws -> Result) throws -> Result {
         do {

@@ -156,6 +156,8 @@
                 }
             } catch let timeout as TransactionTimeoutError {
                 throw PostgresStoreError(kind: .server, store: description, message: timeout.description)
+            } catch let deadlock as TransactionDeadlockError {
+                throw PostgresStoreError(kind: .server, store: description, message: deadlock.description)
             }
         }
 

@@ -49,8 +49,10 @@ package final class TransactionLock<State>: @unchecked Sendable {
                 the transaction returns.
                 """)
         }
-        guard ownership.acquire(waitingUntil: Date(timeIntervalSinceNow: timeout.timeInterval)) else {
-            throw TransactionTimeoutError(store: store, waited: timeout)
+        switch ownership.acquire(waitingUntil: Date(timeIntervalSinceNow: timeout.timeInterval)) {
+        case .acquired: break
+        case .timedOut: throw TransactionTimeoutError(store: store, waited: timeout)
+        case .deadlock: throw TransactionDeadlockError(store: store)
         }
         defer { ownership.release() }
         storage.transactions &+= 1
@@ -65,12 +67,20 @@ package final class TransactionLock<State>: @unchecked Sendable {
 private final class Ownership: @unchecked Sendable {
     let mutex = NSLock()
     private let holderLock = NSLock()
-    private var holder: pthread_t?
+    private var holder: UInt?
 
-    func acquire(waitingUntil deadline: Date) -> Bool {
-        guard mutex.lock(before: deadline) else { return false }
-        holderLock.withLock { holder = pthread_self() }
-        return true
+    enum Outcome { case acquired, timedOut, deadlock }
+
+    func acquire(waitingUntil deadline: Date) -> Outcome {
+        if !mutex.try() {
+            // About to wait: a wait that would close a cycle of this process's transactions
+            // (each thread holding a lock the next one waits for) would never end.
+            guard WaitGraph.startWaiting(for: self) else { return .deadlock }
+            defer { WaitGraph.stopWaiting() }
+            guard mutex.lock(before: deadline) else { return .timedOut }
+        }
+        holderLock.withLock { holder = currentThreadID() }
+        return .acquired
     }
 
     func release() {
@@ -78,9 +88,68 @@ private final class Ownership: @unchecked Sendable {
         mutex.unlock()
     }
 
-    var isHeldByCurrentThread: Bool {
-        holderLock.withLock { holder.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    var currentHolder: UInt? { holderLock.withLock { holder } }
+
+    var isHeldByCurrentThread: Bool { currentHolder == currentThreadID() }
+}
+
+/// Which thread of the process waits for which transaction lock: enough to see a cycle the
+/// moment the wait that closes it begins, as databases report a deadlock, instead of every
+/// thread of the cycle waiting out its timeout. (Other processes' locks are not in it: for them
+/// the timeout stays.)
+private enum WaitGraph {
+    private static let waiting = Locked<[UInt: Ownership]>([:])
+
+    /// Records that this thread waits for `lock`; false (nothing recorded) when that closes a cycle.
+    static func startWaiting(for lock: Ownership) -> Bool {
+        let me = currentThreadID()
+        return waiting.withLock { waiting in
+            var next = lock.currentHolder
+            var steps = 0
+            while let holder = next, steps <= waiting.count {
+                if holder == me { return false }
+                next = waiting[holder]?.currentHolder
+                steps += 1
+            }
+            waiting[me] = lock
+            return true
+        }
     }
+
+    static func stopWaiting() {
+        let me = currentThreadID()
+        _ = waiting.withLock { $0.removeValue(forKey: me) }
+    }
+}
+
+/// The calling thread's identity, as a number.
+private func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        UInt(pthread_self())
+    #endif
+}
+
+/// Two threads of this process nest transactions on two stores in opposite orders
+/// (`a.update { b.update … }` while `b.update { a.update … }`): the wait that would close the
+/// cycle fails at once with this error, instead of both threads waiting out their timeouts.
+///
+/// ```swift
+/// do { try prefs.update { … } } catch let error as TransactionDeadlockError { print(error) }
+/// ```
+public struct TransactionDeadlockError: Error, CustomStringConvertible, LocalizedError {
+    /// The store whose lock this thread would have waited for.
+    public let store: String
+
+    /// One line naming the store and the cause.
+    public var description: String {
+        "\(store): waiting for it would never end: its transaction waits, directly or through "
+            + "others, for a store this thread's transaction holds (transactions nested on stores in opposite orders)"
+    }
+
+    /// The same explanation, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 /// Another thread's transaction held a store longer than the store's timeout.

@@ -233,6 +233,8 @@ final class SQLiteStoreCore: Sendable {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
             throw SQLiteStoreError(path: path, kind: .busy, detail: timeout.description)
+        } catch let deadlock as TransactionDeadlockError {
+            throw SQLiteStoreError(path: path, kind: .deadlock, detail: deadlock.description)
         }
     }
 
