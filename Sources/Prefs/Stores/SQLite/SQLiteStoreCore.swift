@@ -67,9 +67,8 @@ final class SQLiteStoreCore: Sendable {
     let options: SQLiteStore.Options
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
     let journal: Journal?
-    /// One write at a time per store among this process's threads; holds when the file's
-    /// identity was last checked.
-    private let writer: TransactionLock<UInt64>
+    /// One write at a time per store among this process's threads.
+    private let writer: TransactionLock<Void>
     private let database: Locked<SQLiteStore.Database>
     let cache: Locked<SQLiteStore.Cache>
     /// Plain values recently read, answered without the cache's lock.
@@ -106,7 +105,7 @@ final class SQLiteStoreCore: Sendable {
         openedFile = opened.database.file
         journal = opened.journal
         journalSequence = opened.journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
-        writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        writer = TransactionLock((), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         var database = opened.database
         if opened.journal?.isWritable == true {
             // The connection that opened the file is closed now, not at the first checkpoint: an
@@ -202,8 +201,8 @@ final class SQLiteStoreCore: Sendable {
             throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         if journal.usedBytes > Self.journalLimit { try checkpoint() }
-        return try withWriter { lastFileCheck in
-            try checkFileIsTheOneOpened(lastCheck: &lastFileCheck)
+        return try withWriter { _ in
+            try checkFileIsTheOneOpened()
             for attempt in 0..<4 {
                 if attempt > 0 {
                     // The cache is behind what the journal holds: catch up from SQLite, outside
@@ -228,7 +227,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    private func withWriter<Result>(_ body: (inout UInt64) throws -> Result) throws -> Result {
+    private func withWriter<Result>(_ body: (inout Void) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
@@ -274,33 +273,16 @@ final class SQLiteStoreCore: Sendable {
         return (result, journal.announce(locked: locked))
     }
 
-    /// A monotonic clock that is cheap to read: on Linux the coarse one (a few milliseconds'
-    /// resolution, a third of the cost).
-    private static func coarseNanoseconds() -> UInt64 {
-        #if os(Linux)
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
-            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-        #else
-            return DispatchTime.now().uptimeNanoseconds
-        #endif
-    }
-
     /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
     ///
     /// Deleted, or another file moved over it: a write would report success for data nobody
-    /// reads. The `stat` it takes costs about as much as the rest of a write, so it is made at
-    /// most once a millisecond (a few on Linux, whose cheap clock ticks that coarsely): a write
-    /// made within that time of the file's deletion can still succeed; any later one throws.
-    private func checkFileIsTheOneOpened(lastCheck: inout UInt64) throws {
-        let now = Self.coarseNanoseconds()
-        guard now &- lastCheck >= 1_000_000 else { return }
+    /// reads (and the next opener sets a journal of another database aside). Checked on every
+    /// write, before anything is appended: a `stat` costs a few hundred nanoseconds, and a write
+    /// acknowledged after the file was deleted would be a write lost.
+    private func checkFileIsTheOneOpened() throws {
         guard let opened = openedFile else { return }
         let found = FileIdentity(path: path)
-        guard found != opened else {
-            lastCheck = now
-            return
-        }
+        guard found != opened else { return }
         throw SQLiteStoreError(
             path: path, kind: .replaced,
             detail: found == nil ? "no file is at the path any more" : "another file is at the path now")
