@@ -9,6 +9,7 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   sqlite-killed-move-in PATH SUITE STEP  move a suite in, killed at STEP (beforeCommit/afterCommit)
 //   sqlite-hold-lock PATH                hold the journal's lock until killed (prints "holding")
 //   sqlite-nested-update PATH            misuse: an update inside an update (stops with a message)
 //   sqlite-indices PATH                  what sqlite-ack-writer left: each good index, "bad k<i>", "latest N"
@@ -198,6 +199,22 @@ do {
             }
         }
         if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
+    case "sqlite-killed-move-in":
+        // PATH SUITE STEP: writes d0 … d99 into the UserDefaults suite SUITE (an absolute path),
+        // then moves it into the store at PATH, killing itself with SIGKILL at STEP
+        // (beforeCommit or afterCommit) of that move.
+        let step = SQLiteStore.CheckpointStep(rawValue: argument(3)) ?? .beforeCommit
+        guard let suite = UserDefaults(suiteName: argument(2)) else { fail("no suite \(argument(2))") }
+        for index in 0..<100 { suite.set(index, forKey: "d\(index)") }
+        _ = suite.synchronize()
+        var options = SQLiteStore.Options()
+        options.faults.atCheckpointStep = { reached in
+            if reached == step { kill(getpid(), SIGKILL) }
+        }
+        let store = try SQLiteStore(path: argument(1), options: options)
+        try store.setValue(.integer(-1), forKey: "d0")  // a key the store has: kept
+        try store.moveIn(fromUserDefaultsDomain: argument(2), using: suite)
+        fail("the move-in did not reach \(step)")
     case "sqlite-hold-lock":
         // PATH: writes `held` = 1, then holds the journal's lock (inside an update) until killed,
         // as a writer stopped in the middle of a write does; prints "holding" once it does.

@@ -177,6 +177,31 @@
             #expect(reader.value(forKey: "five") == .integer(5))
         }
 
+        /// A move-in is one transaction with its mark: killed before the commit it leaves neither
+        /// the values nor the mark (the next call moves everything), killed after it both (the
+        /// next call does nothing). It used to write the values, then the mark, and a kill between
+        /// them made the next call move them in again.
+        @Test(arguments: [SQLiteStore.CheckpointStep.beforeCommit, .afterCommit])
+        func aMoveInKilledAtAnyStepIsAllOrNothing(step: SQLiteStore.CheckpointStep) throws {
+            let path = TestFiles.uniquePath()
+            let suite = TestDefaults.uniqueSuiteName()
+            let output = try Helper.run(["sqlite-killed-move-in", path, suite, step.rawValue])
+            #expect(output.status == SIGKILL, "\(output.stderr)")
+            let store = try SQLiteStore(path: path)
+            #expect(store.value(forKey: "d0") == .integer(-1))
+            let moved = (1..<100).filter { store.value(forKey: "d\($0)") == .integer(Int64($0)) }.count
+            let defaults = try #require(UserDefaults(suiteName: suite))
+            let again = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+            if step == .beforeCommit {
+                #expect(moved == 0)
+                #expect(again.copied.count == 99 && again.keptExisting == ["d0"], "\(again)")
+            } else {
+                #expect(moved == 99)
+                #expect(again.alreadyMovedIn)
+            }
+            #expect(store.value(forKey: "d99") == .integer(99))
+        }
+
         // MARK: - What lies at the journal's path
 
         /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),

@@ -65,40 +65,22 @@ extension SQLiteStore {
                     "cannot move in \(domain): values of \(unconvertible.sorted()) are not property-list values"
             )
         }
-        let marker = "moved-in:\(domain)"
-        let isMarked = {
-            try self.core.withDatabase(during: "moveIn") { database in
-                try self.core.perform {
+        guard objects != nil else {
+            let isMarked = try core.withDatabase(during: "moveIn") { database in
+                try core.perform {
                     try database.connection.integer(
-                        "SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
+                        "SELECT 1 FROM prefs_meta WHERE name = ?1", [.text("moved-in:\(domain)")]) != nil
                 }
             }
+            return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: isMarked)
         }
-        if try isMarked() { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true) }
-        guard objects != nil else { return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false) }
-        // The values go through the journal like any write, then the mark into SQLite. A process
-        // killed between the two leaves the values without the mark: the next call copies
-        // nothing more (the keys exist) and marks it.
-        let report = try core.write { transaction in
-            var copied: [String] = []
-            var kept: [String] = []
-            for (key, value) in converted {
-                if transaction[key] == nil {
-                    transaction[key] = value
-                    copied.append(key)
-                } else {
-                    kept.append(key)
-                }
-            }
-            return MoveInReport(copied: copied.sorted(), keptExisting: kept.sorted(), alreadyMovedIn: false)
+        // The values and the mark in one SQLite transaction: a process killed at any instant
+        // leaves both or neither, so a second call never copies anything again.
+        let values = Dictionary(uniqueKeysWithValues: converted.map { (StoreKey($0.key), $0.value) })
+        guard let outcome = try core.moveIn(values, marker: "moved-in:\(domain)") else {
+            return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
         }
-        try core.withDatabase(during: "moveIn") { database in
-            try core.perform {
-                try database.connection.run(
-                    "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
-                    [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
-            }
-        }
+        let report = MoveInReport(copied: outcome.copied, keptExisting: outcome.kept, alreadyMovedIn: false)
         return report
     }
 }

@@ -66,56 +66,8 @@ extension SQLiteStoreCore {
                     journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
-                let (end, generation) = snapshot
-                var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: end, after: 0)
-                // Read in place (nobody moves records while SQLite's write lock is held), keeping
-                // each key's last value: where the bytes are, not a copy of them.
-                var latest: [StoreKey: LatestValue] = [:]
-                latest.reserveCapacity(min(1 << 16, max(16, end / 64)))  // about a key per 64 journal bytes
-                while scan.nextInPlace(
-                    skipping: checkpointed,
-                    { sequence, key, value in
-                        if sequence > checkpointed {
-                            latest[key] = LatestValue(bytes: value, sequence: sequence)
-                        }
-                    }) != nil
-                {}
-                guard journal.generation == generation, scan.failure == nil else {
-                    journal.checkOnNextLock()
-                    throw SQLiteStoreError(
-                        path: path, kind: .corrupt,
-                        detail:
-                            "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
-                }
-                moved = scan.lastSequence
-                if moved > checkpointed {
-                    // In the key index's order (SQLite compares text keys byte by byte): each upsert
-                    // then lands beside the one before, in pages just read, instead of anywhere in
-                    // a large table.
-                    let ordered = latest.sorted { $0.key < $1.key }
-                    try perform {
-                        for (key, entry) in ordered {
-                            try connection.run(
-                                """
-                                INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
-                                ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-                                """,
-                                [
-                                    .text(key.name),
-                                    entry.bytes.map {
-                                        .bytes(journal.bytesInPlace(at: $0.offset, count: $0.count))
-                                    }
-                                        ?? .null,
-                                    .integer(Int64(bitPattern: entry.sequence)),
-                                ])
-                        }
-                        try connection.run(
-                            """
-                            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
-                            ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                            """, [.integer(Int64(bitPattern: moved))])
-                    }
-                }
+                moved = try upsertRecords(
+                    of: journal, after: checkpointed, upTo: snapshot, into: connection)
                 checkpointStep(.beforeCommit)
                 if let expiry {
                     if options.faults.expireAtCheckpointStep == .beforeCommit { expiry.expire() }
@@ -138,6 +90,65 @@ extension SQLiteStoreCore {
                 checkpointStep(.afterDrop)
             }
         }
+    }
+
+    /// Upserts each key's last value in the journal's records after `checkpointed`, up to the
+    /// snapshot's end, into SQLite, and sets `checkpointed_sequence` to the last record's number
+    /// (which it returns), inside the caller's transaction. The caller holds SQLite's write lock,
+    /// without which nobody moves records, so they are read in place.
+    func upsertRecords(
+        of journal: Journal, after checkpointed: UInt64, upTo snapshot: (end: Int, generation: UInt64),
+        into connection: SQLiteConnection
+    ) throws -> UInt64 {
+        var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: snapshot.end, after: 0)
+        // Each key's last value: where its bytes are, not a copy of them.
+        var latest: [StoreKey: LatestValue] = [:]
+        latest.reserveCapacity(min(1 << 16, max(16, snapshot.end / 64)))  // about a key per 64 journal bytes
+        while scan.nextInPlace(
+            skipping: checkpointed,
+            { sequence, key, value in
+                if sequence > checkpointed { latest[key] = LatestValue(bytes: value, sequence: sequence) }
+            }) != nil
+        {}
+        guard journal.generation == snapshot.generation, scan.failure == nil else {
+            journal.checkOnNextLock()
+            throw SQLiteStoreError(
+                path: path, kind: .corrupt,
+                detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+        }
+        let moved = scan.lastSequence
+        guard moved > checkpointed else { return moved }
+        // In the key index's order (SQLite compares text keys byte by byte): each upsert then
+        // lands beside the one before, in pages just read, instead of anywhere in a large table.
+        try perform {
+            for (key, entry) in latest.sorted(by: { $0.key < $1.key }) {
+                let bytes = entry.bytes.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
+                try upsert(key, bytes.map { .bytes($0) } ?? .null, sequence: entry.sequence, into: connection)
+            }
+            try setCheckpointedSequence(moved, in: connection)
+        }
+        return moved
+    }
+
+    /// Stores a key's value (or its removal, `.null`) with the sequence number of its write.
+    func upsert(
+        _ key: StoreKey, _ value: SQLiteConnection.Parameter, sequence: UInt64,
+        into connection: SQLiteConnection
+    ) throws {
+        try connection.run(
+            """
+            INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
+            """, [.text(key.name), value, .integer(Int64(bitPattern: sequence))])
+    }
+
+    /// Records that SQLite holds every record up to `sequence`.
+    func setCheckpointedSequence(_ sequence: UInt64, in connection: SQLiteConnection) throws {
+        try connection.run(
+            """
+            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
+            ON CONFLICT(name) DO UPDATE SET value = excluded.value
+            """, [.integer(Int64(bitPattern: sequence))])
     }
 
     private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {

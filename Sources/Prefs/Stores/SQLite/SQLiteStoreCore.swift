@@ -227,7 +227,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    private func withWriter<Result>(_ body: (inout Void) throws -> Result) throws -> Result {
+    func withWriter<Result>(_ body: (inout Void) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
@@ -279,7 +279,7 @@ final class SQLiteStoreCore: Sendable {
     /// reads (and the next opener sets a journal of another database aside). Checked on every
     /// write, before anything is appended: a `stat` costs a few hundred nanoseconds, and a write
     /// acknowledged after the file was deleted would be a write lost.
-    private func checkFileIsTheOneOpened() throws {
+    func checkFileIsTheOneOpened() throws {
         guard let opened = openedFile else { return }
         let found = FileIdentity(path: path)
         guard found != opened else { return }

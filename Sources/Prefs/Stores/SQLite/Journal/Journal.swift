@@ -528,6 +528,19 @@ final class Journal: @unchecked Sendable {
         }
     }
 
+    /// Empties the journal once SQLite holds every record and more, up to `sequence` (a write
+    /// made straight into SQLite with that number): readers then find the journal behind them and
+    /// catch up from SQLite. The base goes up before the number, inside an odd generation, so no
+    /// reader takes the new number for records it has applied.
+    func dropEverything(through sequence: UInt64, locked: Locked) {
+        set(Layout.generationOffset, generation | 1)
+        prefs_atomic_fence()
+        set(Layout.baseOffset, sequence)
+        set(Layout.writeOffsetOffset, Layout.headerSize)
+        set(Layout.sequenceOffset, max(self.sequence, sequence))
+        set(Layout.generationOffset, (generation | 1) &+ 1)
+    }
+
     /// Where the first record numbered after `sequence` starts (or `end`), reading only the
     /// records' headers.
     func start(after sequence: UInt64, upTo end: Int) -> Int {

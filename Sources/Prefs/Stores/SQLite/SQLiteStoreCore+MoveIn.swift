@@ -1,0 +1,88 @@
+import Foundation
+
+/// Moving a `UserDefaults` domain in: the values and the mark that says it was done, in one
+/// SQLite transaction.
+extension SQLiteStoreCore {
+    /// What a move-in did: the keys copied and the keys the store already had (kept).
+    struct MoveInOutcome {
+        let copied: [String]
+        let kept: [String]
+    }
+
+    /// Copies `values` for the keys the store does not have, and the mark `marker`, in one
+    /// SQLite transaction; `nil` when the mark is there already (nothing is done).
+    ///
+    /// All or nothing, even against `kill -9`: a process killed before the commit leaves neither
+    /// the values nor the mark, one killed after it leaves both. Holding this process's writer
+    /// lock, SQLite's write lock and the journal's lock (no write anywhere in between), the
+    /// journal's records are moved in first, the values get one new sequence number after them,
+    /// and the journal is then emptied: every store catches up from SQLite, as after a checkpoint.
+    func moveIn(_ values: [StoreKey: PropertyListValue], marker: String) throws -> MoveInOutcome? {
+        guard let journal, journal.isWritable else {
+            throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
+        }
+        let (outcome, wake) = try withWriter { _ in
+            try checkFileIsTheOneOpened()
+            return try withDatabase(during: "moveIn") { database in
+                let connection = database.connection
+                try perform {
+                    try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                        try connection.run("BEGIN IMMEDIATE")
+                    }
+                }
+                do {
+                    return try journal.withLock(timeout: options.busyTimeout) { locked in
+                        try moveInHoldingLocks(values, marker: marker, journal, locked, connection)
+                    }
+                } catch {
+                    try? connection.run("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+        if wake { journal.wakeWatchers() }
+        catchUp()  // the values, from SQLite (the journal no longer holds what came before them)
+        return outcome
+    }
+
+    private func moveInHoldingLocks(
+        _ values: [StoreKey: PropertyListValue], marker: String, _ journal: Journal, _ locked: Journal.Locked,
+        _ connection: SQLiteConnection
+    ) throws -> (MoveInOutcome?, wake: Bool) {
+        let isMarked = try perform {
+            try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
+        }
+        if isMarked {
+            try perform { try connection.run("ROLLBACK") }
+            return (nil, false)
+        }
+        let checkpointed = try perform { try Self.checkpointedSequence(connection) }
+        let moved = try upsertRecords(
+            of: journal, after: checkpointed, upTo: (journal.writeOffset, journal.generation),
+            into: connection)
+        let sequence = max(journal.sequence, moved, checkpointed) + 1
+        var copied: [String] = []
+        var kept: [String] = []
+        try perform {
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                let stored = try connection.integer(
+                    "SELECT 1 FROM prefs_entries WHERE key = ?1 AND value IS NOT NULL", [.text(key.name)])
+                if stored != nil {
+                    kept.append(key.name)
+                    continue
+                }
+                try upsert(key, .blob(Data(value.storedEncoding())), sequence: sequence, into: connection)
+                copied.append(key.name)
+            }
+            try connection.run(
+                "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
+                [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
+            try setCheckpointedSequence(sequence, in: connection)
+        }
+        options.faults.atCheckpointStep?(.beforeCommit)
+        try perform { try connection.run("COMMIT") }
+        options.faults.atCheckpointStep?(.afterCommit)
+        journal.dropEverything(through: sequence, locked: locked)
+        return (MoveInOutcome(copied: copied, kept: kept), journal.announce(locked: locked))
+    }
+}
