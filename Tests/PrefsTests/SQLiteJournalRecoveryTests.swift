@@ -177,7 +177,9 @@
             #expect(reader.value(forKey: "five") == .integer(5))
         }
 
-        /// A move-in is one transaction with its mark: killed before the commit it leaves neither
+        /// A move-in is one transaction with its mark.
+        ///
+        /// Killed before the commit it leaves neither
         /// the values nor the mark (the next call moves everything), killed after it both (the
         /// next call does nothing). It used to write the values, then the mark, and a kill between
         /// them made the next call move them in again.

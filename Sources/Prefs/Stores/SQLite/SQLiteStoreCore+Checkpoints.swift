@@ -92,8 +92,9 @@ extension SQLiteStoreCore {
         }
     }
 
-    /// Upserts each key's last value in the journal's records after `checkpointed`, up to the
-    /// snapshot's end, into SQLite, and sets `checkpointed_sequence` to the last record's number
+    /// Upserts each key's last value in the journal's records into SQLite.
+    ///
+    /// The records after `checkpointed`, up to the snapshot's end; then sets `checkpointed_sequence` to the last record's number
     /// (which it returns), inside the caller's transaction. The caller holds SQLite's write lock,
     /// without which nobody moves records, so they are read in place.
     func upsertRecords(

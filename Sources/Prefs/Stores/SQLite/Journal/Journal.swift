@@ -528,8 +528,10 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    /// Empties the journal once SQLite holds every record and more, up to `sequence` (a write
-    /// made straight into SQLite with that number): readers then find the journal behind them and
+    /// Empties the journal once SQLite holds every record and more.
+    ///
+    /// SQLite holds everything up to `sequence` (a write made straight into SQLite with that
+    /// number): readers then find the journal behind them and
     /// catch up from SQLite. The base goes up before the number, inside an odd generation, so no
     /// reader takes the new number for records it has applied.
     func dropEverything(through sequence: UInt64, locked: Locked) {
