@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #if defined(__APPLE__)
@@ -444,6 +445,83 @@ int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor)
         if (msync((char *)mapping + first, start + count - first, MS_SYNC) != 0) return -1;
     }
     return prefs_sync_file(descriptor);
+}
+
+// MARK: - SIGBUS guard
+
+enum { SIGBUS_GUARD_SLOTS = 256 };
+
+/// The guarded ranges. Read by the signal handler without a lock: each slot's fields are atomic,
+/// `start` is written last when a slot is filled and first when it is emptied.
+static struct {
+    uintptr_t start;
+    size_t length;
+    uint32_t *cut;
+} guarded[SIGBUS_GUARD_SLOTS];
+static pthread_mutex_t guard_slots = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction previous_sigbus;
+static pthread_once_t guard_installed = PTHREAD_ONCE_INIT;
+
+static void sigbus_handler(int signal_number, siginfo_t *info, void *context) {
+    uintptr_t address = (uintptr_t)info->si_addr;
+    for (int slot = 0; slot < SIGBUS_GUARD_SLOTS; slot++) {
+        uintptr_t start = __atomic_load_n(&guarded[slot].start, __ATOMIC_ACQUIRE);
+        size_t length = __atomic_load_n(&guarded[slot].length, __ATOMIC_ACQUIRE);
+        if (start == 0 || address < start || address >= start + length) continue;
+        uintptr_t page = address & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+        // mmap is async-signal-safe in practice on Linux and Darwin (a system call).
+        if (mmap((void *)page, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+                 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
+            break;
+        }
+        uint32_t *cut = __atomic_load_n(&guarded[slot].cut, __ATOMIC_ACQUIRE);
+        if (cut) __atomic_store_n(cut, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    // Not ours: whoever handled SIGBUS before.
+    if (previous_sigbus.sa_flags & SA_SIGINFO) {
+        previous_sigbus.sa_sigaction(signal_number, info, context);
+    } else if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN) {
+        previous_sigbus.sa_handler(signal_number);
+    } else {
+        signal(signal_number, SIG_DFL);
+        raise(signal_number);
+    }
+}
+
+static void install_sigbus_guard(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = sigbus_handler;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &previous_sigbus);
+}
+
+int prefs_sigbus_guard_add(void *start, size_t length, uint32_t *cut) {
+    pthread_once(&guard_installed, install_sigbus_guard);
+    pthread_mutex_lock(&guard_slots);
+    int result = -1;
+    for (int slot = 0; slot < SIGBUS_GUARD_SLOTS; slot++) {
+        if (__atomic_load_n(&guarded[slot].start, __ATOMIC_ACQUIRE) != 0) continue;
+        __atomic_store_n(&guarded[slot].length, length, __ATOMIC_RELEASE);
+        __atomic_store_n(&guarded[slot].cut, cut, __ATOMIC_RELEASE);
+        __atomic_store_n(&guarded[slot].start, (uintptr_t)start, __ATOMIC_RELEASE);
+        result = 0;
+        break;
+    }
+    pthread_mutex_unlock(&guard_slots);
+    return result;
+}
+
+void prefs_sigbus_guard_remove(void *start) {
+    pthread_mutex_lock(&guard_slots);
+    for (int slot = 0; slot < SIGBUS_GUARD_SLOTS; slot++) {
+        if (__atomic_load_n(&guarded[slot].start, __ATOMIC_ACQUIRE) == (uintptr_t)start) {
+            __atomic_store_n(&guarded[slot].start, 0, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&guard_slots);
 }
 
 int prefs_notify_post(const char *name) {

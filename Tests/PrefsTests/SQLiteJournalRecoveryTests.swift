@@ -204,6 +204,26 @@
             #expect(store.value(forKey: "d99") == .integer(99))
         }
 
+        /// Another process cutting the journal short while a store has it mapped used to kill the
+        /// store's process with SIGBUS at its next touch of a page past the new end. The process
+        /// lives: writes through that mapping throw `.corrupt`, reads answer from the cache, and a
+        /// store opened again works.
+        @Test func aJournalCutShortUnderTheMappingIsNoCrash() throws {
+            let path = TestFiles.uniquePath()
+            let store = try SQLiteStore(path: path)
+            for index in 0..<20 { try store.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            #expect(truncate(path + "-prefs", 0) == 0)
+            #expect {
+                try store.setValue(.integer(99), forKey: "after")
+            } throws: { error in
+                (error as? SQLiteStoreError)?.kind == .corrupt
+            }
+            #expect(store.value(forKey: "k19") == .integer(19))
+            let reopened = try SQLiteStore(path: path)
+            try reopened.setValue(.integer(1), forKey: "again")
+            #expect(reopened.value(forKey: "again") == .integer(1))
+        }
+
         // MARK: - What lies at the journal's path
 
         /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),

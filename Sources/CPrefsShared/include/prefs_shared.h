@@ -251,6 +251,20 @@ int prefs_sync_file(int descriptor);
 /// `prefs_sync_file`. One order on every platform. Returns 0, or -1 with errno.
 int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor);
 
+// MARK: - A file cut short under its mapping
+
+/// Guards `length` bytes of a shared mapping from `start` against SIGBUS: when another process
+/// cuts the mapped file shorter, touching a page past its new end raises SIGBUS, which would kill
+/// the process. Inside a guarded range the handler instead maps a private zero page over the
+/// faulting one (the access then completes, reading zeros) and sets `*cut` to 1, so the owner
+/// can refuse to use the mapping from then on. A SIGBUS elsewhere goes to the handler that was
+/// there before (the Swift runtime's backtracer, or the default). Returns 0, or -1 when every
+/// slot is taken (the range is then unguarded).
+int prefs_sigbus_guard_add(void *start, size_t length, uint32_t *cut);
+
+/// Stops guarding the range that starts at `start` (before it is unmapped).
+void prefs_sigbus_guard_remove(void *start);
+
 /// Apple platforms: posts the notify(3) notification `name` to every process. Returns 0 on
 /// success, -1 on failure or elsewhere than Apple platforms.
 int prefs_notify_post(const char *name);

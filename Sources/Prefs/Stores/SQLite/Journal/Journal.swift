@@ -101,6 +101,10 @@ final class Journal: @unchecked Sendable {
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+    /// Set (by the SIGBUS guard) when another process cut the file shorter than the mapping and
+    /// a page past its end was touched: the mapping no longer shows the file, and the journal
+    /// refuses every write from then on.
+    private let cutUnderMapping = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
@@ -114,13 +118,26 @@ final class Journal: @unchecked Sendable {
         self.isWritable = isWritable
         self.lock = lock
         needsCheck.initialize(to: 1)
+        cutUnderMapping.initialize(to: 0)
+        _ = prefs_sigbus_guard_add(mapping, Layout.reservation, cutUnderMapping)
         notificationName = "prefs.sqlite.\(file?.device ?? 0).\(file?.inode ?? 0)"
     }
 
     deinit {
+        prefs_sigbus_guard_remove(mapping)
         munmap(mapping, Layout.reservation)
         close(descriptor)
         needsCheck.deallocate()
+        cutUnderMapping.deallocate()
+    }
+
+    /// Throws when another process cut the file short under the mapping (see `cutUnderMapping`).
+    func checkNotCutUnderMapping() throws {
+        guard prefs_atomic_load(cutUnderMapping) != 0 else { return }
+        throw error(
+            .corrupt,
+            "another process cut the journal \(path) shorter while this store had it mapped; nothing more is written through it: open the store again"
+        )
     }
 
     // MARK: - The header
@@ -220,6 +237,7 @@ final class Journal: @unchecked Sendable {
                 .other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
         }
         defer { lock.release() }
+        try checkNotCutUnderMapping()
         if let checkpointed, case let stored = try checkpointed(), baseSequence > stored {
             report(
                 "its header says records up to \(baseSequence) are in SQLite, which holds them up to \(stored); the records after \(stored) are checked"
@@ -327,6 +345,8 @@ final class Journal: @unchecked Sendable {
         record.withUnsafeBytes { bytes in
             (mapping + start).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         }
+        // Copied into pages that are still the file's, or nothing is announced.
+        try checkNotCutUnderMapping()
         // The record, then where records end, then its sequence number: a reader that sees the
         // number finds the whole record.
         set(Layout.writeOffsetOffset, end)
