@@ -204,6 +204,8 @@
             #expect(store.value(forKey: "d99") == .integer(99))
         }
 
+        /// A journal cut short under a store's mapping is no crash.
+        ///
         /// Another process cutting the journal short while a store has it mapped used to kill the
         /// store's process with SIGBUS at its next touch of a page past the new end. The process
         /// lives: writes through that mapping throw `.corrupt`, reads answer from the cache, and a
