@@ -2,7 +2,8 @@
 // after every successful `fsync` or `fdatasync` of a file in $PREFS_POWERLOSS_WATCH, the file's
 // whole content is copied to $PREFS_POWERLOSS_SYNCED/<name>: the state the medium is known to
 // hold. Every call is also appended to $PREFS_POWERLOSS_SYNCED/calls.log ("msync", "fdatasync
-// <name>", "fsync <name>"), so a test can check the order of the calls.
+// <name>", "fsync <name>", and "fsync ." for the watched folder itself), so a test can check the
+// order of the calls.
 //
 // Built by the tests with the toolchain's clang; not part of the package.
 #define _GNU_SOURCE
@@ -41,6 +42,15 @@ static void record(int descriptor, const char *call) {
     if (length <= 0) return;
     path[length] = 0;
     size_t prefix = strlen(watched);
+    if (strcmp(path, watched) == 0) {
+        // The folder itself (a new file's name made durable): logged as ".", nothing copied.
+        char line[64];
+        snprintf(line, sizeof line, "%s .\n", call);
+        pthread_mutex_lock(&recording);
+        log_call(folder, line);
+        pthread_mutex_unlock(&recording);
+        return;
+    }
     if (strncmp(path, watched, prefix) != 0 || path[prefix] != '/') return;
     const char *name = path + prefix + 1;
     pthread_mutex_t *mutex = &recording;

@@ -124,6 +124,32 @@
             print("power loss (\(mode)): \(images) images of \(crashes) crashes, \(lost.count) broken")
         }
 
+        /// Creating the journal syncs its folder (`fsync` on the folder; SQLite's own syncs of it
+        /// are `fdatasync`), so a power loss cannot take the new file's name while `.powerSafe`
+        /// writes in it were acknowledged; opening an existing journal does not.
+        @Test func creatingTheJournalSyncsItsFolder() throws {
+            let library = try Self.recorder.get()
+            let folder = TestFiles.folder.appendingPathComponent("power-folder-\(UUID())").path
+            let synced = folder + ".synced"
+            for made in [folder, synced] {
+                try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+            }
+            let environment = [
+                "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder, "PREFS_POWERLOSS_SYNCED": synced,
+            ]
+            func folderSyncs() throws -> Int {
+                try String(contentsOfFile: synced + "/calls.log", encoding: .utf8)
+                    .split(separator: "\n").filter { $0 == "fsync ." }.count
+            }
+            for (round, expected) in [(0, 1), (1, 1)] {
+                let output = try ChildProcess.run(
+                    Helper.executable, ["sqlite-set", folder + "/p.sqlite", "k\(round)", "v"],
+                    environment: environment)
+                #expect(output.status == 0, "\(output.stderr)")
+                #expect(try folderSyncs() == expected, "round \(round)")
+            }
+        }
+
         /// A `.powerSafe` write syncs the journal's mapped bytes and then the file: `msync`
         /// (the only call documented to write a shared mapping back on Apple platforms) comes
         /// before every `fdatasync` of the journal.
