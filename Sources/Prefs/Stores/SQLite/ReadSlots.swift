@@ -38,8 +38,7 @@ final class ReadSlots: @unchecked Sendable {
     /// Longest key a slot holds (5 words).
     static let maximumKeyLength = 40
 
-    // Word offsets within a slot.
-    private static let sequenceWord = 0
+    // Word offsets within a slot (word 0 is the slot's sequence word).
     private static let positionWord = 1
     private static let hashWord = 2
     /// The value's kind in the low byte, the key's length in the next.

@@ -196,9 +196,6 @@ final class SQLiteConnection {
         }
     }
 
-    /// The number of rows the last statement changed.
-    var changes: Int { Int(sqlite3_changes(handle)) }
-
     private var lastMessage: String {
         handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
     }
@@ -242,11 +239,6 @@ final class SQLiteConnection {
                 return UnsafeRawBufferPointer(start: nil, count: 0)
             }
             return UnsafeRawBufferPointer(start: pointer, count: count)
-        }
-        func blob(_ column: Int32) -> Data {
-            let count = Int(sqlite3_column_bytes(statement, column))
-            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }
-            return Data(bytes: pointer, count: count)
         }
     }
 }

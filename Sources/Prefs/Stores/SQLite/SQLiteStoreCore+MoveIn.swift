@@ -46,7 +46,8 @@ extension SQLiteStoreCore {
     }
 
     private func moveInHoldingLocks(
-        _ values: [StoreKey: PropertyListValue], marker: String, _ journal: Journal, _ locked: Journal.Locked,
+        _ values: [StoreKey: PropertyListValue], marker: String, _ journal: Journal,
+        _ locked: Journal.LockHeld,
         _ connection: SQLiteConnection
     ) throws -> (MoveInOutcome?, wake: Bool) {
         let isMarked = try perform {

@@ -240,7 +240,7 @@ final class SQLiteStoreCore: Sendable {
     /// The write itself; `nil` when the cache fell behind what the journal holds (a checkpoint
     /// ran meanwhile), to catch up from SQLite and try again.
     private func commitHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.Locked,
+        _ journal: Journal, _ locked: Journal.LockHeld,
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> (Result, wake: Bool)? {
         var outcome = cache.withLock { cache in
@@ -248,7 +248,7 @@ final class SQLiteStoreCore: Sendable {
         }
         if outcome == .damaged {
             // Cut now: a record appended after the damage would be out of every reader's reach.
-            journal.repair(reason: nil, locked: locked)
+            journal.repair(reason: nil, held: locked)
             outcome = cache.withLock { catchUpWithoutLock(&$0, journal) }
         }
         guard outcome != .behind else { return nil }

@@ -186,7 +186,7 @@ extension Journal {
                     journal.set(Layout.baseOffset, UInt64(0))
                 }
 
-                journal.repair(reason: "its header \(lie)")
+                journal.repair(reason: "its header \(lie)", held: .whileOpening(journal))
             }
             // Records are numbered after everything SQLite holds (a journal behind it would
             // number new records below the checkpointed mark, and they would never be moved).

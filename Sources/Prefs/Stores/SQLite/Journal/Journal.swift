@@ -194,9 +194,15 @@ final class Journal: @unchecked Sendable {
 
     // MARK: - The lock
 
-    /// What a holder of the lock may do.
-    struct Locked {
+    /// Proof that the caller holds the journal's lock (or, while opening, the opening lock that
+    /// keeps every other process out): the operations that change records require it.
+    ///
+    /// (Not `Locked<State>`, the in-process lock around a value.)
+    struct LockHeld {
         fileprivate let journal: Journal
+
+        /// The proof while opening, under the opening lock (see `prefs_open_begin`).
+        static func whileOpening(_ journal: Journal) -> LockHeld { LockHeld(journal: journal) }
     }
 
     /// Runs `body` holding the cross-process lock, waiting at most `timeout` for it.
@@ -210,7 +216,7 @@ final class Journal: @unchecked Sendable {
     /// SQLite lacks is thrown away.
     func withLock<Result>(
         timeout: Duration, checkingBaseAgainst checkpointed: (() throws -> UInt64)? = nil,
-        _ body: (Locked) throws -> Result
+        _ body: (LockHeld) throws -> Result
     ) throws -> Result {
         try withLock(timeoutMilliseconds: Int64(timeout.wholeMilliseconds), checkpointed: checkpointed, body)
     }
@@ -218,7 +224,7 @@ final class Journal: @unchecked Sendable {
     /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
     func withLock<Result>(
         timeoutMilliseconds timeout: Int64, checkpointed: (() throws -> UInt64)? = nil,
-        _ body: (Locked) throws -> Result
+        _ body: (LockHeld) throws -> Result
     ) throws -> Result {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
         switch lock.acquire(timeoutMilliseconds: timeout) {
@@ -246,11 +252,11 @@ final class Journal: @unchecked Sendable {
             prefs_atomic_store(needsCheck, 1)
         }
         if prefs_atomic_load(word32(Layout.writingOffset)) != 0 || generation % 2 == 1 {
-            repair(reason: "a process stopped while changing it")
+            repair(reason: "a process stopped while changing it", held: LockHeld(journal: self))
         } else if prefs_atomic_exchange(needsCheck, 0) != 0 {
-            repair(reason: nil)
+            repair(reason: nil, held: LockHeld(journal: self))
         }
-        return try body(Locked(journal: self))
+        return try body(LockHeld(journal: self))
     }
 
     /// Asks the next holder of the lock to check the records (a reader found a damaged one).
@@ -269,8 +275,8 @@ final class Journal: @unchecked Sendable {
     /// The sequence number never goes down (a reader may have seen it) and never stays below the
     /// last record's.
     ///
-    /// Called holding the lock, or while opening under `flock`.
-    func repair(reason: String?, locked: Locked? = nil) {
+    /// Called holding the lock, or while opening under the opening lock (`held` proves which).
+    func repair(reason: String?, held: LockHeld) {
         finishInterruptedMove()
         let fileEnd = actualFileSize()
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: fileEnd, after: baseSequence)
@@ -336,7 +342,7 @@ final class Journal: @unchecked Sendable {
     ///
     /// Throws `.diskFull` or `.tooLarge`
     /// when the file cannot grow to hold it, with nothing written.
-    func append(_ record: [UInt8], locked: Locked) throws -> Int {
+    func append(_ record: [UInt8], locked: LockHeld) throws -> Int {
         let start = writeOffset
         let end = start + record.count
         if end > fileSize { try grow(toHold: end) }
@@ -389,7 +395,7 @@ final class Journal: @unchecked Sendable {
 
     /// Increments the change counter; true when a watcher sleeps and must be woken (after the
     /// lock is released).
-    func announce(locked: Locked) -> Bool {
+    func announce(locked: LockHeld) -> Bool {
         _ = prefs_atomic_increment(counter)
         return prefs_atomic_exchange(sleepers, 0) != 0
     }
@@ -433,7 +439,7 @@ final class Journal: @unchecked Sendable {
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
     func drop(
         through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
-        locked: Locked, duringMove: (() -> Void)? = nil
+        locked: LockHeld, duringMove: (() -> Void)? = nil
     ) {
         guard baseSequence < checkpointed else { return }
         var keepFrom = writeOffset
@@ -511,11 +517,12 @@ final class Journal: @unchecked Sendable {
     /// has it, the records are copied again; when neither has (both overwritten since), the note
     /// is cleared and the walk through the records decides what is whole.
     func finishInterruptedMove() {
-        let source = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveFromOffset))
-        let count = Int(truncatingIfNeeded: load(UInt64.self, at: Layout.moveLengthOffset))
+        // The note's fields are written with atomic stores; they are read the same way.
+        let source = Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.moveFromOffset)))
+        let count = Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.moveLengthOffset)))
         guard source > 0 || count > 0 else { return }
-        let base = load(UInt64.self, at: Layout.moveBaseOffset)
-        let checksum = load(UInt32.self, at: Layout.moveChecksumOffset)
+        let base = prefs_atomic_load64(word64(Layout.moveBaseOffset))
+        let checksum = prefs_atomic_load(word32(Layout.moveChecksumOffset))
         // Only a note that describes a move this file can hold is followed; anything else is
         // damage, cleared, and left to the walk through the records.
         let fileEnd = actualFileSize()
@@ -554,7 +561,7 @@ final class Journal: @unchecked Sendable {
     /// number): readers then find the journal behind them and
     /// catch up from SQLite. The base goes up before the number, inside an odd generation, so no
     /// reader takes the new number for records it has applied.
-    func dropEverything(through sequence: UInt64, locked: Locked) {
+    func dropEverything(through sequence: UInt64, locked: LockHeld) {
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()
         set(Layout.baseOffset, sequence)
