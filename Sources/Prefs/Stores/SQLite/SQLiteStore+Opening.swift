@@ -379,7 +379,7 @@ extension SQLiteStore {
 /// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
 private func createWithoutReplacing(_ path: String) -> String? {
     let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-    guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+    guard descriptor >= 0 else { return SQLiteStoreError.systemReason(errno) }
     close(descriptor)
     return nil
 }

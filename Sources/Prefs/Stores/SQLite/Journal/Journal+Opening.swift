@@ -71,8 +71,8 @@ extension Journal {
                     kind, "the journal \(path) cannot be opened before the device is first unlocked")
             }
             if !writable { return .opened(nil) }
-            throw failure(
-                .cannotOpen, "cannot open the journal \(path): \(String(cString: strerror(reason)))")
+            throw SQLiteStoreError(
+                path: databasePath, kind: .cannotOpen, failedTo: "open the journal \(path)", errno: reason)
         }
         var info = stat()
         if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
@@ -85,7 +85,7 @@ extension Journal {
             close(descriptor)
             throw failure(
                 .cannotOpen,
-                "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(String(cString: strerror(writeFailure)))"
+                "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(SQLiteStoreError.systemReason(writeFailure))"
             )
         }
         if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
@@ -160,7 +160,8 @@ extension Journal {
         guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0),
             mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
         else {
-            throw failure(.cannotOpen, "cannot map the journal \(path): \(String(cString: strerror(errno)))")
+            throw SQLiteStoreError(
+                path: databasePath, kind: .cannotOpen, failedTo: "map the journal \(path)", errno: errno)
         }
         let journal = Journal(
             databasePath: databasePath, path: path, descriptor: descriptor, mapping: mapping,
@@ -205,7 +206,7 @@ extension Journal {
         guard rename(path, aside) == 0 else {
             throw failure(
                 .foreignDatabase,
-                "\(path): \(reason), and it cannot be moved aside: \(String(cString: strerror(errno)))")
+                "\(path): \(reason), and it cannot be moved aside: \(SQLiteStoreError.systemReason(errno))")
         }
         report(path: path, "\(reason); it was moved to \(aside) and a new journal made")
     }
@@ -253,8 +254,8 @@ extension Journal {
             )
         default:
             throw failure(
-                .cannotOpen, "cannot lock the journal \(path) to open it: \(String(cString: strerror(errno)))"
-            )
+                .cannotOpen,
+                "cannot lock the journal \(path) to open it: \(SQLiteStoreError.systemReason(errno))")
         }
     }
 
@@ -305,7 +306,8 @@ extension Journal {
     private func create(continuingFrom stored: UInt64) throws {
         // Grown before the header is written: every page the mapping touches then exists.
         guard ftruncate(descriptor, 0) == 0 else {
-            throw error(.cannotOpen, "cannot create the journal \(path): \(String(cString: strerror(errno)))")
+            throw SQLiteStoreError(
+                path: databasePath, kind: .cannotOpen, failedTo: "create the journal \(path)", errno: errno)
         }
         let size = Layout.headerSize + Layout.growthStep
         do { try extendFile(from: 0, to: size) } catch let failure as SQLiteStoreError {
@@ -318,8 +320,9 @@ extension Journal {
             #if os(Linux)
                 let failure = prefs_lock_init(mapping + Layout.lockOffset)
                 guard failure == 0 else {
-                    throw error(
-                        .cannotOpen, "cannot make the journal lock: \(String(cString: strerror(failure)))")
+                    throw SQLiteStoreError(
+                        path: databasePath, kind: .cannotOpen, failedTo: "make the journal lock",
+                        errno: failure)
                 }
             #endif
         }

@@ -239,8 +239,8 @@ final class Journal: @unchecked Sendable {
                 "this thread already holds the journal lock of \(path): a write to another store on the same file from inside a transaction would wait for itself"
             )
         default:
-            throw error(
-                .other, "cannot take the journal lock of \(path): \(String(cString: strerror(errno)))")
+            throw SQLiteStoreError(
+                path: databasePath, kind: .other, failedTo: "take the journal lock of \(path)", errno: errno)
         }
         defer { lock.release() }
         try checkNotCutUnderMapping()
@@ -383,11 +383,9 @@ final class Journal: @unchecked Sendable {
         while offset < end {
             let written = pwrite(descriptor, zeros, min(zeros.count, end - offset), off_t(offset))
             guard written > 0 else {
-                let reason = errno
                 // What was added stays (zeros beyond the records); the header keeps the old size.
-                throw error(
-                    reason == ENOSPC || reason == EDQUOT ? .diskFull : .other,
-                    "cannot grow the journal \(path): \(String(cString: strerror(reason)))")
+                throw SQLiteStoreError(
+                    path: databasePath, kind: .other, failedTo: "grow the journal \(path)", errno: errno)
             }
             offset += written
         }
@@ -416,10 +414,8 @@ final class Journal: @unchecked Sendable {
     func sync() throws {
         let end = min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation))
         guard prefs_sync_mapped(mapping, 0, end, descriptor) == 0 else {
-            let reason = errno
-            throw error(
-                reason == ENOSPC || reason == EDQUOT ? .diskFull : .other,
-                "cannot sync the journal \(path): \(String(cString: strerror(reason)))")
+            throw SQLiteStoreError(
+                path: databasePath, kind: .other, failedTo: "sync the journal \(path)", errno: errno)
         }
     }
 
@@ -551,7 +547,7 @@ final class Journal: @unchecked Sendable {
     /// a move already made cannot be undone (the next `.powerSafe` write syncs again, and throws).
     private func syncQuietly(from start: Int, count: Int) {
         if prefs_sync_mapped(mapping, start, count, descriptor) != 0 {
-            report("cannot sync the journal while moving records: \(String(cString: strerror(errno)))")
+            report("cannot sync the journal while moving records: \(SQLiteStoreError.systemReason(errno))")
         }
     }
 
