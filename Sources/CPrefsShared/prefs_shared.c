@@ -447,6 +447,16 @@ int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor)
     return prefs_sync_file(descriptor);
 }
 
+int prefs_open_path_only(const char *path) {
+#if defined(__linux__)
+    return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+#else
+    (void)path;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
 // MARK: - SIGBUS guard
 
 enum { SIGBUS_GUARD_SLOTS = 256 };

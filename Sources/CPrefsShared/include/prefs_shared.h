@@ -251,6 +251,11 @@ int prefs_sync_file(int descriptor);
 /// `prefs_sync_file`. One order on every platform. Returns 0, or -1 with errno.
 int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor);
 
+/// Linux: a descriptor of `path` that only names the file (`O_PATH | O_NOFOLLOW | O_CLOEXEC`):
+/// `fstat` works on it, and it takes no part in POSIX record locks (closing it releases none of
+/// SQLite's). Returns -1 with errno, and always -1 elsewhere.
+int prefs_open_path_only(const char *path);
+
 // MARK: - A file cut short under its mapping
 
 /// Guards `length` bytes of a shared mapping from `start` against SIGBUS: when another process

@@ -21,8 +21,8 @@ extension SQLiteStoreCore {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
-        let (outcome, wake) = try withWriter { _ in
-            try checkFileIsTheOneOpened()
+        let (outcome, wake) = try withWriter { lastFullCheck in
+            try fileCheck.verify(lastFullCheck: &lastFullCheck)
             return try withDatabase(during: "moveIn") { database in
                 let connection = database.connection
                 try perform {

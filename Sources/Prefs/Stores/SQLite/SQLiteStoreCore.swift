@@ -67,8 +67,11 @@ final class SQLiteStoreCore: Sendable {
     let options: SQLiteStore.Options
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
     let journal: Journal?
-    /// One write at a time per store among this process's threads.
-    private let writer: TransactionLock<Void>
+    /// One write at a time per store among this process's threads; holds when the path was
+    /// last looked up (see ``OpenedFileCheck``).
+    private let writer: TransactionLock<UInt64>
+    /// Asked before every write: is the file at the path still the one opened.
+    let fileCheck: OpenedFileCheck
     private let database: Locked<SQLiteStore.Database>
     let cache: Locked<SQLiteStore.Cache>
     /// Plain values recently read, answered without the cache's lock.
@@ -105,7 +108,8 @@ final class SQLiteStoreCore: Sendable {
         openedFile = opened.database.file
         journal = opened.journal
         journalSequence = opened.journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
-        writer = TransactionLock((), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)
         var database = opened.database
         if opened.journal?.isWritable == true {
             // The connection that opened the file is closed now, not at the first checkpoint: an
@@ -201,8 +205,8 @@ final class SQLiteStoreCore: Sendable {
             throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         if journal.usedBytes > Self.journalLimit { try checkpoint() }
-        return try withWriter { _ in
-            try checkFileIsTheOneOpened()
+        return try withWriter { lastFullCheck in
+            try fileCheck.verify(lastFullCheck: &lastFullCheck)
             for attempt in 0..<4 {
                 if attempt > 0 {
                     // The cache is behind what the journal holds: catch up from SQLite, outside
@@ -227,7 +231,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    func withWriter<Result>(_ body: (inout Void) throws -> Result) throws -> Result {
+    func withWriter<Result>(_ body: (inout UInt64) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
@@ -271,21 +275,6 @@ final class SQLiteStoreCore: Sendable {
             if observers.count > 0 { observers.publish(writes.change) }
         }
         return (result, journal.announce(locked: locked))
-    }
-
-    /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
-    ///
-    /// Deleted, or another file moved over it: a write would report success for data nobody
-    /// reads (and the next opener sets a journal of another database aside). Checked on every
-    /// write, before anything is appended: a `stat` costs a few hundred nanoseconds, and a write
-    /// acknowledged after the file was deleted would be a write lost.
-    func checkFileIsTheOneOpened() throws {
-        guard let opened = openedFile else { return }
-        let found = FileIdentity(path: path)
-        guard found != opened else { return }
-        throw SQLiteStoreError(
-            path: path, kind: .replaced,
-            detail: found == nil ? "no file is at the path any more" : "another file is at the path now")
     }
 
     // MARK: - The connection
