@@ -44,51 +44,11 @@ extension Journal {
         func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
             SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
         }
-        // Never through a symbolic link (its target would be taken for a journal), and never
-        // waiting on a FIFO: what is there is looked at before anything is read.
-        let flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
-        var descriptor: Int32 = -1
-        var isWritable = writable
-        var created = false
-        if writable {
-            descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
-            created = descriptor >= 0
-            if !created && errno == EEXIST { descriptor = Foundation.open(path, O_RDWR | flags) }
+        guard let opened = try OpenedFile.open(path, databasePath: databasePath, writable: writable) else {
+            return .opened(nil)
         }
-        let writeFailure = writable ? errno : 0
-        if descriptor < 0 && writeFailure != ELOOP {
-            isWritable = false
-            descriptor = Foundation.open(path, O_RDONLY | flags)
-        }
-        guard descriptor >= 0 else {
-            if errno == ELOOP || writeFailure == ELOOP {
-                throw failure(
-                    .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
-            }
-            let reason = errno
-            if let kind = SQLiteStore.FileProtection.kind(ofOpenFailure: reason) {
-                throw failure(
-                    kind, "the journal \(path) cannot be opened before the device is first unlocked")
-            }
-            if !writable { return .opened(nil) }
-            throw SQLiteStoreError(
-                path: databasePath, kind: .cannotOpen, failedTo: "open the journal \(path)", errno: reason)
-        }
-        var info = stat()
-        if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
-            close(descriptor)
-            throw failure(.cannotOpen, "the journal \(path): \(problem); a journal must be a regular file")
-        }
-        if writable && !isWritable && writeFailure != 0 {
-            // The database may be written but its journal may not (another user made it): say so
-            // now, not with a store that turns out read-only at the first write.
-            close(descriptor)
-            throw failure(
-                .cannotOpen,
-                "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(SQLiteStoreError.systemReason(writeFailure))"
-            )
-        }
-        if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
+        let descriptor = opened.descriptor
+        let isWritable = opened.isWritable
         var keep = false
         defer { if !keep { close(descriptor) } }
         guard let threadLock = ThreadLock.forFile(FileIdentity(descriptor: descriptor)) else {
@@ -106,45 +66,15 @@ extension Journal {
             return .movedAside
         }
         let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
-        var head = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
-        let count = pread(descriptor, &head, head.count, 0)
-        let magic = Array(head.prefix(8))
-        let unused = count <= 0 || magic == Layout.signalMagic
-        if !unused && magic.allSatisfy({ $0 == 0 }) && isWritable
-            && !isUnfinishedJournal(head[..<max(count, 0)], size: Int(info.st_size))
+        let head = Head(reading: descriptor)
+        switch try head.verdict(fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
         {
-            // No magic, yet more than an unfinished journal holds: a journal whose header page a
-            // power loss lost (its records cannot be trusted), or not a journal at all. Either
-            // way it is kept, under another name, and a new journal is made.
+        case .unreadable:
             try moveAside(path, as: "unreadable", because: "it has no journal header", failure: failure)
             return .movedAside
-        }
-        let isNew = unused || magic.allSatisfy { $0 == 0 }
-        if !isNew && magic != Layout.magic {
-            guard writable else { return .opened(nil) }
-            throw failure(.foreignDatabase, "\(path) is not a Prefs journal; it was left untouched")
-        }
-        func field64(_ offset: Int) -> UInt64 {
-            guard count >= offset + 8 else { return 0 }
-            return head[offset..<offset + 8].withUnsafeBytes {
-                UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
-            }
-        }
-        func field(_ offset: Int) -> UInt32 {
-            guard count >= offset + 4 else { return 0 }
-            return head[offset..<offset + 4].withUnsafeBytes {
-                UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))
-            }
-        }
-        let version = field(Layout.versionOffset)
-        if !isNew && version > Layout.version {
-            throw failure(
-                .newerSchema(found: Int(version)),
-                "\(path) has journal format \(version); this release knows \(Layout.version)")
-        }
-        if isNew && !isWritable { return .opened(nil) }
-        let owner = isNew ? 0 : field64(Layout.databaseIDOffset)
-        if let databaseID, owner != 0, owner != databaseID {
+        case .notOurs: return .opened(nil)
+        case .new where !isWritable: return .opened(nil)
+        case .journal where databaseID != nil && head.owner != 0 && head.owner != databaseID:
             // Another database's journal (this one was deleted and made anew): never replayed
             // into it. Kept aside, whole, for whoever wants the deleted store's last writes.
             guard isWritable else { return .opened(nil) }
@@ -152,89 +82,64 @@ extension Journal {
                 path, as: "other-database", because: "it belongs to another database than \(databasePath)",
                 failure: failure)
             return .movedAside
+        case .new, .journal: break
         }
+        let isNew = head.verdictIsNew
         let lockKind = try chooseLockKind(
-            found: isNew ? nil : Int32(bitPattern: field(Layout.lockKindOffset)), isSoleUser: isSoleUser,
-            path: path, failure: failure)
-        let protection = isWritable ? PROT_READ | PROT_WRITE : PROT_READ
-        guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, descriptor, 0),
-            mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
-        else {
-            throw SQLiteStoreError(
-                path: databasePath, kind: .cannotOpen, failedTo: "map the journal \(path)", errno: errno)
-        }
-        let journal = Journal(
-            databasePath: databasePath, path: path, descriptor: descriptor, mapping: mapping,
-            isWritable: isWritable,
-            lock: JournalLock(
-                kind: lockKind, memory: mapping + Layout.lockOffset, thread: threadLock,
-                descriptor: descriptor),
-            file: file)
+            found: isNew ? nil : head.lockKind, isSoleUser: isSoleUser, path: path, failure: failure)
+        let journal = try map(
+            opened, path: path, databasePath: databasePath, lock: lockKind, threadLock: threadLock, file: file
+        )
         keep = true
-        if !isNew && isWritable && journal.actualFileSize() < Layout.headerSize + Layout.growthStep {
-            // Shorter than its header (cut short): grown first, with zeros. Growing a file later
-            // would zero the rest of its last page under the mapping, lock and all.
-            try journal.extendFile(from: journal.actualFileSize(), to: Layout.headerSize + Layout.growthStep)
-        }
         if isNew {
             try journal.create(continuingFrom: stored)
         } else if isWritable {
-            try journal.prepareLock(isSoleUser: isSoleUser)
-            if let lie = journal.headerProblem() {
-                if journal.sequence >= Layout.sequenceLimit || journal.baseSequence >= Layout.sequenceLimit {
-                    // Numbers no write made: start again from the records' own.
-                    journal.set(Layout.sequenceOffset, UInt64(0))
-                    journal.set(Layout.baseOffset, UInt64(0))
-                }
-
-                journal.repair(reason: "its header \(lie)", held: .whileOpening(journal))
-            }
-            // Records are numbered after everything SQLite holds (a journal behind it would
-            // number new records below the checkpointed mark, and they would never be moved).
-            if journal.sequence < stored { journal.set(Layout.sequenceOffset, stored) }
+            try journal.checkExisting(isSoleUser: isSoleUser, stored: stored)
         }
         if isWritable, let databaseID { journal.set(Layout.databaseIDOffset, databaseID) }
         return .opened(journal)
     }
 
-    /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why on stderr.
-    private static func moveAside(
-        _ path: String, as label: String, because reason: String,
-        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
-    ) throws {
-        let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
-        guard rename(path, aside) == 0 else {
-            throw failure(
-                .foreignDatabase,
-                "\(path): \(reason), and it cannot be moved aside: \(SQLiteStoreError.systemReason(errno))")
+    /// Maps the opened file and makes the journal object.
+    private static func map(
+        _ opened: OpenedFile, path: String, databasePath: String, lock kind: Int32, threadLock: ThreadLock,
+        file: FileIdentity?
+    ) throws -> Journal {
+        let protection = opened.isWritable ? PROT_READ | PROT_WRITE : PROT_READ
+        guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, opened.descriptor, 0),
+            mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
+        else {
+            throw SQLiteStoreError(
+                path: databasePath, kind: .cannotOpen, failedTo: "map the journal \(path)", errno: errno)
         }
-        report(path: path, "\(reason); it was moved to \(aside) and a new journal made")
+        let lock = JournalLock(
+            kind: kind, memory: mapping + Layout.lockOffset, thread: threadLock, descriptor: opened.descriptor
+        )
+        return Journal(
+            databasePath: databasePath, path: path, descriptor: opened.descriptor, mapping: mapping,
+            isWritable: opened.isWritable, lock: lock, file: file)
     }
 
-    /// Whether a file whose magic is zero is a journal whose creation stopped early.
-    ///
-    /// Such a file may be made anew: its magic was not written yet, and it has nothing past the header's fields, and no larger than a
-    /// new journal. Anything else is another file, and is never truncated.
-    private static func isUnfinishedJournal(_ start: ArraySlice<UInt8>, size: Int) -> Bool {
-        size <= Layout.headerSize + Layout.growthStep
-            && start.dropFirst(Layout.fieldsSize).allSatisfy { $0 == 0 }
-    }
-
-    /// Gives a journal this process just created the database file's owner and mode, as SQLite
-    /// does for its `-wal` and `-shm` (root writing a user's store must not leave a journal the
-    /// user cannot write), and syncs the folder so a power loss cannot lose the file's name.
-    private static func adoptDatabaseOwnership(_ descriptor: Int32, databasePath: String) {
-        var database = stat()
-        if stat(databasePath, &database) == 0 {
-            _ = fchmod(descriptor, database.st_mode & 0o666)
-            if geteuid() == 0 { _ = fchown(descriptor, database.st_uid, database.st_gid) }
+    /// Makes an existing journal ready to write: grown when cut shorter than its first page, its
+    /// lock checked, a header that lies repaired, its numbers after everything SQLite holds.
+    private func checkExisting(isSoleUser: Bool, stored: UInt64) throws {
+        if actualFileSize() < Layout.headerSize + Layout.growthStep {
+            // Shorter than its header (cut short): grown first, with zeros. Growing a file later
+            // would zero the rest of its last page under the mapping, lock and all.
+            try extendFile(from: actualFileSize(), to: Layout.headerSize + Layout.growthStep)
         }
-        let folder = (databasePath as NSString).deletingLastPathComponent
-        let folderDescriptor = Foundation.open(folder.isEmpty ? "." : folder, O_RDONLY | O_CLOEXEC)
-        if folderDescriptor >= 0 {
-            _ = fsync(folderDescriptor)
-            close(folderDescriptor)
+        try prepareLock(isSoleUser: isSoleUser)
+        if let lie = headerProblem() {
+            if sequence >= Layout.sequenceLimit || baseSequence >= Layout.sequenceLimit {
+                // Numbers no write made: start again from the records' own.
+                set(Layout.sequenceOffset, UInt64(0))
+                set(Layout.baseOffset, UInt64(0))
+            }
+            repair(reason: "its header \(lie)", held: .whileOpening(self))
         }
+        // Records are numbered after everything SQLite holds (a journal behind it would number
+        // new records below the checkpointed mark, and they would never be moved).
+        if sequence < stored { set(Layout.sequenceOffset, stored) }
     }
 
     /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`.

@@ -1,0 +1,177 @@
+import CPrefsShared
+import Foundation
+
+/// Opening, the file itself: what is at the journal's path, and what its first bytes say.
+extension Journal {
+    /// The journal's file, opened and looked at before anything is read from it.
+    struct OpenedFile {
+        let descriptor: Int32
+        /// False when the file could only be opened for reading.
+        let isWritable: Bool
+        /// The file's size when it was opened.
+        let size: Int
+
+        /// Opens `path`, creating it when `writable`; `nil` for a read-only store that has no
+        /// journal to read.
+        ///
+        /// Never through a symbolic link (its target would be taken for a journal), and never
+        /// waiting on a FIFO: what is there is looked at before anything is read. A journal this
+        /// process cannot write while it may write the database (another user made it) is said
+        /// now, not with a store that turns out read-only at the first write.
+        static func open(_ path: String, databasePath: String, writable: Bool) throws -> OpenedFile? {
+            func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
+                SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+            }
+            let flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+            var descriptor: Int32 = -1
+            var created = false
+            if writable {
+                descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
+                created = descriptor >= 0
+                if !created && errno == EEXIST { descriptor = Foundation.open(path, O_RDWR | flags) }
+            }
+            let isWritable = descriptor >= 0
+            let writeFailure = writable && !isWritable ? errno : 0
+            if !isWritable && writeFailure != ELOOP { descriptor = Foundation.open(path, O_RDONLY | flags) }
+            guard descriptor >= 0 else {
+                let reason = writeFailure == ELOOP ? ELOOP : errno
+                if reason == ELOOP {
+                    throw failure(
+                        .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
+                }
+                if let kind = SQLiteStore.FileProtection.kind(ofOpenFailure: reason) {
+                    throw failure(
+                        kind, "the journal \(path) cannot be opened before the device is first unlocked")
+                }
+                if !writable { return nil }
+                throw SQLiteStoreError(
+                    path: databasePath, kind: .cannotOpen, failedTo: "open the journal \(path)", errno: reason
+                )
+            }
+            var info = stat()
+            if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
+                close(descriptor)
+                throw failure(
+                    .cannotOpen, "the journal \(path): \(problem); a journal must be a regular file")
+            }
+            if writable && !isWritable {
+                close(descriptor)
+                throw failure(
+                    .cannotOpen,
+                    "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(SQLiteStoreError.systemReason(writeFailure))"
+                )
+            }
+            if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
+            return OpenedFile(descriptor: descriptor, isWritable: isWritable, size: Int(info.st_size))
+        }
+
+        /// Gives a journal this process just created the database file's owner and mode, as
+        /// SQLite does for its `-wal` and `-shm` (root writing a user's store must not leave a
+        /// journal the user cannot write), and syncs the folder so a power loss cannot lose the
+        /// file's name.
+        private static func adoptDatabaseOwnership(_ descriptor: Int32, databasePath: String) {
+            var database = stat()
+            if stat(databasePath, &database) == 0 {
+                _ = fchmod(descriptor, database.st_mode & 0o666)
+                if geteuid() == 0 { _ = fchown(descriptor, database.st_uid, database.st_gid) }
+            }
+            let folder = (databasePath as NSString).deletingLastPathComponent
+            let folderDescriptor = Foundation.open(folder.isEmpty ? "." : folder, O_RDONLY | O_CLOEXEC)
+            if folderDescriptor >= 0 {
+                _ = fsync(folderDescriptor)
+                close(folderDescriptor)
+            }
+        }
+    }
+
+    /// The file's first bytes (the header's page and a new journal's records' first page).
+    struct Head {
+        let bytes: [UInt8]
+        /// How many bytes the file gave (0 or less: an empty file).
+        let count: Int
+
+        init(reading descriptor: Int32) {
+            var bytes = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
+            count = pread(descriptor, &bytes, bytes.count, 0)
+            self.bytes = bytes
+        }
+
+        var magic: ArraySlice<UInt8> { bytes.prefix(8) }
+
+        func field32(_ offset: Int) -> UInt32 {
+            guard count >= offset + 4 else { return 0 }
+            return bytes[offset..<offset + 4].withUnsafeBytes {
+                UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))
+            }
+        }
+
+        func field64(_ offset: Int) -> UInt64 {
+            guard count >= offset + 8 else { return 0 }
+            return bytes[offset..<offset + 8].withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+            }
+        }
+
+        var lockKind: Int32 { Int32(bitPattern: field32(Layout.lockKindOffset)) }
+        /// The identity of the database the journal belongs to (0: any).
+        var owner: UInt64 { field64(Layout.databaseIDOffset) }
+
+        /// What the file is.
+        enum Verdict {
+            /// Empty, the older signal-only file, or a journal whose creation stopped early: made anew.
+            case new
+            /// A journal of a format this release reads.
+            case journal
+            /// No magic, yet more than an unfinished journal holds: moved aside, never truncated.
+            case unreadable
+            /// Not for a read-only store to use (nothing done).
+            case notOurs
+        }
+
+        var verdictIsNew: Bool { count <= 0 || magic.elementsEqual(Layout.signalMagic) || isZeroMagic }
+
+        private var isZeroMagic: Bool { magic.allSatisfy { $0 == 0 } }
+
+        /// Says what the file is, throwing for a file that is another program's or a newer
+        /// release's journal.
+        func verdict(fileSize: Int, writable: Bool, isWritable: Bool, path: String) throws -> Verdict {
+            if count <= 0 || magic.elementsEqual(Layout.signalMagic) { return .new }
+            if isZeroMagic {
+                // A journal whose header page a power loss lost (its records cannot be trusted),
+                // or not a journal at all, when it holds more than an unfinished one could.
+                let unfinished =
+                    fileSize <= Layout.headerSize + Layout.growthStep
+                    && bytes[..<count].dropFirst(Layout.fieldsSize).allSatisfy { $0 == 0 }
+                return unfinished || !isWritable ? .new : .unreadable
+            }
+            let databasePath = String(path.dropLast("-prefs".count))
+            guard magic.elementsEqual(Layout.magic) else {
+                guard writable else { return .notOurs }
+                throw SQLiteStoreError(
+                    path: databasePath, kind: .foreignDatabase,
+                    detail: "\(path) is not a Prefs journal; it was left untouched")
+            }
+            let version = field32(Layout.versionOffset)
+            if version > Layout.version {
+                throw SQLiteStoreError(
+                    path: databasePath, kind: .newerSchema(found: Int(version)),
+                    detail: "\(path) has journal format \(version); this release knows \(Layout.version)")
+            }
+            return .journal
+        }
+    }
+
+    /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why on stderr.
+    static func moveAside(
+        _ path: String, as label: String, because reason: String,
+        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+    ) throws {
+        let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+        guard rename(path, aside) == 0 else {
+            throw failure(
+                .foreignDatabase,
+                "\(path): \(reason), and it cannot be moved aside: \(SQLiteStoreError.systemReason(errno))")
+        }
+        report(path: path, "\(reason); it was moved to \(aside) and a new journal made")
+    }
+}
