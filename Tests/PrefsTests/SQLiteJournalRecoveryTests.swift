@@ -226,6 +226,23 @@
             #expect(reopened.value(forKey: "again") == .integer(1))
         }
 
+        /// What the store repairs is said to the store's diagnostics (the app's logging), not
+        /// printed by the library.
+        @Test func repairsAreReportedToTheStoresDiagnostics() throws {
+            let path = try JournalFiles.crashedStore(records: 20)
+            try JournalFiles.editJournal(path) { journal in
+                journal[JournalFiles.recordOffsets(journal)[10] + 21] ^= 0xFF
+            }
+            let notices = Locked<[PreferenceIssue]>([])
+            var options = SQLiteStore.Options()
+            options.diagnostics = PreferenceDiagnostics { issue in notices.withLock { $0.append(issue) } }
+            let store = try SQLiteStore(path: path, options: options)
+            #expect(store.keys().count == 10)
+            let said = notices.withLock { $0 }
+            #expect(said.contains { "\($0)".contains("checksum") }, "\(said)")
+            #expect(said.allSatisfy { if case .storeNotice = $0.kind { true } else { false } })
+        }
+
         // MARK: - What lies at the journal's path
 
         /// A FIFO at the journal's path is refused at once (opening used to wait on it forever),

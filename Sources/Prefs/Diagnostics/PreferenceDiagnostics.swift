@@ -17,6 +17,10 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         case writeFailed(PreferenceError)
         /// A group migration found an old value that does not fit its property and left it in place.
         case migrationLeftInPlace(GroupMigrationReport.Mismatch)
+        /// Something a store did or found about its own files, which nothing else reports: a
+        /// damaged journal cut and repaired, a file moved aside, values it cannot decode (`key`
+        /// is empty).
+        case storeNotice(String)
     }
 
     /// The key concerned.
@@ -39,6 +43,8 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
             "prefs: \(error); the stored value is unchanged"
         case .migrationLeftInPlace(let mismatch):
             "prefs: migrating in \(store): \(mismatch)"
+        case .storeNotice(let message):
+            "prefs: \(store): \(message)"
         }
     }
 }
@@ -103,6 +109,8 @@ extension PreferenceIssue {
         case .readFellBackToDefault: "read"
         case .writeFailed: "write"
         case .migrationLeftInPlace: "migration"
+        // Each different notice once (a store has no key to tell them apart).
+        case .storeNotice(let message): "notice:\(message)"
         }
     }
 }

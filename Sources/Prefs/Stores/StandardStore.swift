@@ -26,7 +26,10 @@ extension Preferences {
             do {
                 return try SQLiteStore(path: path, options: SQLiteStore.Options(recreateOnCorruption: true))
             } catch {
-                FileHandle.standardError.write(Data("prefs: \(error); preferences cannot be saved\n".utf8))
+                PreferenceDiagnostics.standardError.report(
+                    PreferenceIssue(
+                        key: "", store: "SQLiteStore(\(path))",
+                        kind: .storeNotice("\(error); preferences cannot be saved")))
                 return UnavailableStore(reason: error, description: "SQLiteStore(\(path))")
             }
         #endif

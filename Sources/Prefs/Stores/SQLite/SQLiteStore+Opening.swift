@@ -109,7 +109,8 @@ extension SQLiteStore {
                     try createSchema(connection, path: path)
                 }
                 let identity = readOnly ? try databaseID(connection) : try ensureDatabaseID(connection)
-                var opened = try load(connection, path: path, faults: options.faults)
+                var opened = try load(
+                    connection, path: path, faults: options.faults, diagnostics: options.diagnostics)
                 opened.databaseID = identity
                 return opened
             }
@@ -142,7 +143,8 @@ extension SQLiteStore {
     static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
-            stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout)
+            stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout,
+            reporter: Journal.reporter(options.diagnostics))
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
             if options.durability == .powerSafe { journal.noteAPowerSafeWriter() }
@@ -288,7 +290,10 @@ extension SQLiteStore {
     /// the version, or in neither (and found by the next catch-up).
     ///
     /// Reading every page of the table also finds damage in it.
-    private static func load(_ connection: SQLiteConnection, path: String, faults: SQLiteStoreFaults) throws
+    private static func load(
+        _ connection: SQLiteConnection, path: String, faults: SQLiteStoreFaults,
+        diagnostics: PreferenceDiagnostics
+    ) throws
         -> Opened
     {
         try connection.execute("BEGIN")
@@ -328,7 +333,7 @@ extension SQLiteStore {
         let (filled, undecodable) = fill.finish()
         faults.afterLoadingRows?()
         // Left in the file untouched; reads see no value for these keys.
-        reportUndecodable(undecodable, in: path)
+        reportUndecodable(undecodable, in: path, to: diagnostics)
         return Opened(
             database: Database(
                 connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
@@ -339,14 +344,19 @@ extension SQLiteStore {
             journal: nil, recovery: nil, highestStored: max(checkpointed, highestRow))
     }
 
-    /// Says on stderr which keys hold values this release cannot decode (a newer release's).
+    /// Says which keys hold values this release cannot decode (a newer release's), to the
+    /// store's diagnostics.
     ///
     /// Those values are ignored, never fatal, never taken for removals. Nothing is said when
     /// there are none.
-    static func reportUndecodable(_ keys: some Collection<String>, in path: String) {
+    static func reportUndecodable(
+        _ keys: some Collection<String>, in path: String, to diagnostics: PreferenceDiagnostics
+    ) {
         guard !keys.isEmpty else { return }
-        FileHandle.standardError.write(
-            Data("prefs: \(path): cannot decode the values of \(keys.sorted()); ignoring them\n".utf8))
+        diagnostics.report(
+            PreferenceIssue(
+                key: "", store: path,
+                kind: .storeNotice("cannot decode the values of \(keys.sorted()); ignoring them")))
     }
 
     /// Moves a damaged file (and its `-wal`, `-shm` and `-prefs` companions) to `<name>.corrupt-<timestamp>`.

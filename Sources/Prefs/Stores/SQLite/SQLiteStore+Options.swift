@@ -44,6 +44,10 @@ extension SQLiteStore {
         /// The data protection class of the store's files where there is data protection (iOS and
         /// its siblings); ``FileProtection/completeUntilFirstUserAuthentication`` by default.
         public var fileProtection = FileProtection.completeUntilFirstUserAuthentication
+        /// Where the store reports what it did or found about its files (a repaired journal, a
+        /// file moved aside, values it cannot decode): ``PreferenceDiagnostics/standardError`` by
+        /// default; an app or a server routes them to its own logging.
+        public var diagnostics = PreferenceDiagnostics.standardError
         /// Where tests interrupt the store (none in an app).
         package var faults = SQLiteStoreFaults()
 

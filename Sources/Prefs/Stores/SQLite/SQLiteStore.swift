@@ -69,7 +69,10 @@ public final class SQLiteStore: PreferenceStore {
             journal: core.journal, interval: options.refreshInterval,
             wantsWakeups: { [weak core] in (core?.observers.count ?? 0) > 0 },
             look: { [weak core] in core?.lookForChanges() ?? false })
-        if let recovery { FileHandle.standardError.write(Data("prefs: \(recovery)\n".utf8)) }
+        if let recovery {
+            options.diagnostics.report(
+                PreferenceIssue(key: "", store: path, kind: .storeNotice("\(recovery)")))
+        }
     }
 
     deinit {

@@ -119,7 +119,7 @@ extension SQLiteStoreCore {
             for (key, value) in change { cache.values[key] = value.newValue }
             observers.publish(StoreChange(values: change))
         }
-        SQLiteStore.reportUndecodable(undecodable, in: path)
+        SQLiteStore.reportUndecodable(undecodable, in: path, to: options.diagnostics)
     }
 
     /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
@@ -153,7 +153,7 @@ extension SQLiteStoreCore {
                     }
                 }
             }
-            SQLiteStore.reportUndecodable(undecodable, in: path)
+            SQLiteStore.reportUndecodable(undecodable, in: path, to: options.diagnostics)
             if highest < base {
                 // SQLite lacks records the journal dropped: a power loss undid the checkpoint's
                 // commit (or the journal belongs to another copy of the database).

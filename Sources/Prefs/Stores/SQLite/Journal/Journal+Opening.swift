@@ -12,14 +12,14 @@ extension Journal {
     /// Returns `nil` when the store is read-only and no journal can be read.
     static func open(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
-        timeout: Duration
+        timeout: Duration, reporter: @escaping Reporter
     ) throws -> Journal? {
         // A few times at most: a file at the path that is no journal (or another database's) is
         // moved aside once, and an opener that waited while another moved it opens again.
         for _ in 0..<4 {
             switch try openOnce(
                 databasePath: databasePath, file: file, writable: writable, stored: stored,
-                databaseID: databaseID, timeout: timeout)
+                databaseID: databaseID, timeout: timeout, reporter: reporter)
             {
             case .opened(let journal): return journal
             case .movedAside: continue
@@ -38,7 +38,7 @@ extension Journal {
 
     private static func openOnce(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
-        timeout: Duration
+        timeout: Duration, reporter: @escaping Reporter
     ) throws -> Opening {
         let path = databasePath + "-prefs"
         func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
@@ -70,7 +70,9 @@ extension Journal {
         switch try head.verdict(fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
         {
         case .unreadable:
-            try moveAside(path, as: "unreadable", because: "it has no journal header", failure: failure)
+            try moveAside(
+                path, as: "unreadable", because: "it has no journal header", failure: failure,
+                reporter: reporter)
             return .movedAside
         case .notOurs: return .opened(nil)
         case .new where !isWritable: return .opened(nil)
@@ -80,7 +82,7 @@ extension Journal {
             guard isWritable else { return .opened(nil) }
             try moveAside(
                 path, as: "other-database", because: "it belongs to another database than \(databasePath)",
-                failure: failure)
+                failure: failure, reporter: reporter)
             return .movedAside
         case .new, .journal: break
         }
@@ -88,8 +90,9 @@ extension Journal {
         let lockKind = try chooseLockKind(
             found: isNew ? nil : head.lockKind, isSoleUser: isSoleUser, path: path, failure: failure)
         let journal = try map(
-            opened, path: path, databasePath: databasePath, lock: lockKind, threadLock: threadLock, file: file
-        )
+            opened, path: path, databasePath: databasePath, lock: lockKind, threadLock: threadLock,
+            file: file,
+            reporter: reporter)
         keep = true
         if isNew {
             try journal.create(continuingFrom: stored)
@@ -103,7 +106,7 @@ extension Journal {
     /// Maps the opened file and makes the journal object.
     private static func map(
         _ opened: OpenedFile, path: String, databasePath: String, lock kind: Int32, threadLock: ThreadLock,
-        file: FileIdentity?
+        file: FileIdentity?, reporter: @escaping Reporter
     ) throws -> Journal {
         let protection = opened.isWritable ? PROT_READ | PROT_WRITE : PROT_READ
         guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, opened.descriptor, 0),
@@ -117,7 +120,7 @@ extension Journal {
         )
         return Journal(
             databasePath: databasePath, path: path, descriptor: opened.descriptor, mapping: mapping,
-            isWritable: opened.isWritable, lock: lock, file: file)
+            isWritable: opened.isWritable, lock: lock, reporter: reporter, file: file)
     }
 
     /// Makes an existing journal ready to write: grown when cut shorter than its first page, its

@@ -161,10 +161,10 @@ extension Journal {
         }
     }
 
-    /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why on stderr.
+    /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why.
     static func moveAside(
         _ path: String, as label: String, because reason: String,
-        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError, reporter: Reporter
     ) throws {
         let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
         guard rename(path, aside) == 0 else {
@@ -172,6 +172,6 @@ extension Journal {
                 .foreignDatabase,
                 "\(path): \(reason), and it cannot be moved aside: \(SQLiteStoreError.systemReason(errno))")
         }
-        report(path: path, "\(reason); it was moved to \(aside) and a new journal made")
+        reporter(path, "\(reason); it was moved to \(aside) and a new journal made")
     }
 }

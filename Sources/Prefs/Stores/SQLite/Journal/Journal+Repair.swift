@@ -60,12 +60,7 @@ extension Journal {
         }
     }
 
-    func report(_ message: String) { Self.report(path: path, message) }
-
-    /// Says on stderr what happened to the journal at `path` (a repair, a cut, a file moved aside).
-    static func report(path: String, _ message: String) {
-        FileHandle.standardError.write(Data("prefs: \(path): \(message)\n".utf8))
-    }
+    func report(_ message: String) { reporter(path, message) }
 
     func actualFileSize() -> Int {
         var info = stat()

@@ -98,6 +98,18 @@ final class Journal: @unchecked Sendable {
     let mapping: UnsafeMutableRawPointer
     /// The cross-process lock, of the kind the header names (set while opening).
     let lock: JournalLock
+    /// Where the journal says what it repaired or set aside (the store's diagnostics).
+    let reporter: Reporter
+
+    /// Says what happened to the journal at a path (`path`, `message`).
+    typealias Reporter = @Sendable (_ path: String, _ message: String) -> Void
+
+    /// The reporter that hands notices to `diagnostics`.
+    static func reporter(_ diagnostics: PreferenceDiagnostics) -> Reporter {
+        { path, message in
+            diagnostics.report(PreferenceIssue(key: "", store: path, kind: .storeNotice(message)))
+        }
+    }
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
@@ -108,9 +120,10 @@ final class Journal: @unchecked Sendable {
 
     init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
-        isWritable: Bool, lock: JournalLock,
+        isWritable: Bool, lock: JournalLock, reporter: @escaping Reporter,
         file: FileIdentity?
     ) {
+        self.reporter = reporter
         self.databasePath = databasePath
         self.path = path
         self.descriptor = descriptor
