@@ -438,10 +438,30 @@ int prefs_sync_file(int descriptor) {
 #endif
 }
 
+/// Whether `prefs_sync_mapped` writes the mapped pages back with `msync` before syncing the file:
+/// always on Apple platforms; on Linux, where `fdatasync` already writes back a file's mapped
+/// pages (and `msync(MS_SYNC)` is itself a sync of the range, so it would double the flushes),
+/// only when the environment asks for Apple's sequence (`PREFS_JOURNAL_SYNC=msync`, for tests).
+static int syncs_mapping_first(void) {
+#if defined(__APPLE__)
+    return 1;
+#else
+    static int asked = -1;
+    if (asked < 0) {
+        const char *value = getenv("PREFS_JOURNAL_SYNC");
+        asked = value && strcmp(value, "msync") == 0;
+    }
+    return asked;
+#endif
+}
+
 int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor) {
+    if (!syncs_mapping_first()) return prefs_sync_file(descriptor);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    // The header's page (where the records end and their numbers), unless the range holds it.
+    if (start >= page && msync(mapping, page, MS_SYNC) != 0) return -1;
     if (count > 0) {
-        long page = sysconf(_SC_PAGESIZE);
-        size_t first = start - start % (size_t)page;
+        size_t first = start - start % page;
         if (msync((char *)mapping + first, start + count - first, MS_SYNC) != 0) return -1;
     }
     return prefs_sync_file(descriptor);

@@ -152,7 +152,9 @@
 
         /// A `.powerSafe` write syncs the journal's mapped bytes and then the file: `msync`
         /// (the only call documented to write a shared mapping back on Apple platforms) comes
-        /// before every `fdatasync` of the journal.
+        /// before every `fdatasync` of the journal, in Apple's sequence, which
+        /// `PREFS_JOURNAL_SYNC=msync` runs on Linux (Linux's own `fdatasync` writes mapped pages
+        /// back by itself, and the power-loss runs check that).
         @Test func aPowerSafeWriteSyncsTheMappingBeforeTheFile() throws {
             let library = try Self.recorder.get()
             let folder = TestFiles.folder.appendingPathComponent("power-order-\(UUID())").path
@@ -165,6 +167,8 @@
                 environment: [
                     "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder, "PREFS_POWERLOSS_SYNCED": synced,
                     "PREFS_TEST_DURABILITY": "powerSafe",
+                    // Apple's sequence (msync, then the file's sync) on Linux.
+                    "PREFS_JOURNAL_SYNC": "msync",
                 ])
             #expect(output.status == 0, "\(output.stderr)")
             let calls = try String(contentsOfFile: synced + "/calls.log", encoding: .utf8)

@@ -246,9 +246,12 @@ void prefs_lock_release(int kind, void *memory, prefs_thread_lock *thread, int d
 /// (a plain `fsync` there leaves it in the drive's cache). Returns 0, or -1 with errno.
 int prefs_sync_file(int descriptor);
 
-/// Syncs `count` bytes of a shared mapping from `start` and then the file: `msync(MS_SYNC)` over
-/// the pages that hold them (the only call documented to write a mapping's pages back), then
-/// `prefs_sync_file`. One order on every platform. Returns 0, or -1 with errno.
+/// Syncs `count` bytes of a shared mapping from `start`, and its first page (the journal's
+/// header), and then the file: `msync(MS_SYNC)` over the pages that hold them (on Apple
+/// platforms the only call documented to write a mapping's pages back), then `prefs_sync_file`.
+/// On Linux `fdatasync` alone writes back the mapped pages (and `msync(MS_SYNC)` would be a
+/// second sync of its own), so the `msync` step runs there only with `PREFS_JOURNAL_SYNC=msync`
+/// in the environment, which the tests use to check Apple's order. Returns 0, or -1 with errno.
 int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor);
 
 /// Linux: a descriptor of `path` that only names the file (`O_PATH | O_NOFOLLOW | O_CLOEXEC`):

@@ -217,9 +217,9 @@ final class SQLiteStoreCore: Sendable {
                 let outcome = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
                     try commitHoldingLock(journal, locked, produce)
                 }
-                if let (result, wake) = outcome {
+                if let (result, wake, written) = outcome {
                     if wake { journal.wakeWatchers() }
-                    if options.durability == .powerSafe { try journal.sync() }
+                    if options.durability == .powerSafe, let written { try journal.sync(written) }
                     if journal.usedBytes > Self.checkpointThreshold { queueCheckpoint() }
                     return result
                 }
@@ -246,7 +246,7 @@ final class SQLiteStoreCore: Sendable {
     private func commitHoldingLock<Result>(
         _ journal: Journal, _ locked: Journal.LockHeld,
         _ produce: () throws -> (writes: Writes, result: Result)
-    ) throws -> (Result, wake: Bool)? {
+    ) throws -> (Result, wake: Bool, written: Range<Int>?)? {
         var outcome = cache.withLock { cache in
             cache.position.sequence >= journal.sequence ? .caughtUp : catchUpWithoutLock(&cache, journal)
         }
@@ -257,7 +257,7 @@ final class SQLiteStoreCore: Sendable {
         }
         guard outcome != .behind else { return nil }
         let (writes, result) = try produce()
-        guard writes.count > 0 else { return (result, false) }
+        guard writes.count > 0 else { return (result, false, nil) }
         try writes.each { _, value in try value?.checkNesting() }
         guard journal.sequence < Journal.Layout.sequenceLimit else {
             throw SQLiteStoreError(
@@ -265,7 +265,7 @@ final class SQLiteStoreCore: Sendable {
         }
         let sequence = journal.sequence + 1
         let record = writes.encoded(sequence: sequence)
-        try cache.withLock { cache in
+        let end = try cache.withLock { cache in
             // Appended holding the cache: a look at the journal from this process never finds
             // this record before the cache has it (it would apply and announce it twice).
             let end = try journal.append(record, locked: locked)
@@ -273,8 +273,9 @@ final class SQLiteStoreCore: Sendable {
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
             if observers.count > 0 { observers.publish(writes.change) }
+            return end
         }
-        return (result, journal.announce(locked: locked))
+        return (result, journal.announce(locked: locked), end - record.count..<end)
     }
 
     // MARK: - The connection

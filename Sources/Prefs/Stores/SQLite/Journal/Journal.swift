@@ -354,9 +354,14 @@ final class Journal: @unchecked Sendable {
     ///
     /// `msync(MS_SYNC)` over the mapped bytes first, the only call documented to write a shared
     /// mapping's pages back on every platform, then `fdatasync` (`F_FULLFSYNC` on Apple platforms).
-    func sync() throws {
+    ///
+    /// `written`: the bytes of the record just written, when only they (and the header) need
+    /// writing back; a checkpoint that moved them meanwhile synced their copy itself.
+    func sync(_ written: Range<Int>? = nil) throws {
         let end = min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation))
-        guard prefs_sync_mapped(mapping, 0, end, descriptor) == 0 else {
+        let range =
+            written.map { $0.clamped(to: Layout.headerSize..<max(end, Layout.headerSize)) } ?? (0..<end)
+        guard prefs_sync_mapped(mapping, range.lowerBound, range.count, descriptor) == 0 else {
             throw SQLiteStoreError(
                 path: databasePath, kind: .other, failedTo: "sync the journal \(path)", errno: errno)
         }
