@@ -107,41 +107,67 @@ struct JournalRecord {
     /// Decodes a record's bytes (length and checksum already checked), or says what is wrong.
     static func decode(_ bytes: [UInt8]) -> Result<JournalRecord, RecordProblem> {
         bytes.withUnsafeBytes { buffer in
-            func read32(_ offset: Int) -> UInt32 {
-                UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-            }
             let sequence = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            let count = Int(read32(16))
-            var offset = headerSize
             var entries: [Entry] = []
-            entries.reserveCapacity(min(count, bytes.count / 8))
-            for _ in 0..<count {
-                guard offset + 8 <= bytes.count else {
-                    return .failure(RecordProblem("an entry runs past its record"))
-                }
-                let keyLength = Int(read32(offset))
-                let rawValueLength = read32(offset + 4)
-                let valueLength = rawValueLength == removal ? 0 : Int(rawValueLength)
-                offset += 8
-                guard keyLength <= bytes.count - offset, valueLength <= bytes.count - offset - keyLength
-                else {
-                    return .failure(RecordProblem("an entry runs past its record"))
-                }
-                guard
-                    let name = String(
-                        validatingUTF8Bytes: UnsafeRawBufferPointer(
-                            rebasing: buffer[offset..<offset + keyLength]))
-                else { return .failure(RecordProblem("a key is not UTF-8")) }
-                offset += keyLength
-                let value =
-                    rawValueLength == removal
-                    ? nil : Data(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + valueLength]))
-                offset += valueLength
-                entries.append(Entry(key: StoreKey(name), encodedValue: value))
+            if let problem = RecordEntries.read(
+                buffer,
+                { key, value in
+                    entries.append(Entry(key: key, encodedValue: value.map { Data(buffer[$0]) }))
+                })
+            {
+                return .failure(problem)
             }
-            guard offset == bytes.count else { return .failure(RecordProblem("trailing bytes in a record")) }
             return .success(JournalRecord(sequence: sequence, entries: entries))
         }
+    }
+}
+
+/// The one parser of a record's entries, which every reader of records uses (a decoded copy, a
+/// checkpoint reading in place): every bound and every key's UTF-8 is checked before the first
+/// entry is handed out, so a record counts all or nothing.
+enum RecordEntries {
+    /// Calls `each` with every entry of `record`, or says what is wrong.
+    ///
+    /// `record` is a whole record, header included, its length and checksum already checked.
+    /// `each` gets the key, and where its value's stored encoding lies in
+    /// `record` (`nil` for a removal). Returns what is wrong instead, having called nothing.
+    static func read(
+        _ record: UnsafeRawBufferPointer, _ each: (_ key: StoreKey, _ value: Range<Int>?) -> Void
+    ) -> RecordProblem? {
+        func read32(_ at: Int) -> Int {
+            Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        }
+        guard record.count >= JournalRecord.headerSize else {
+            return RecordProblem("a record shorter than its header")
+        }
+        let count = read32(16)
+        let length = record.count
+        for pass in 0..<2 {
+            var at = JournalRecord.headerSize
+            for _ in 0..<count {
+                guard at + 8 <= length else { return RecordProblem("an entry runs past its record") }
+                let keyLength = read32(at)
+                let rawValueLength = read32(at + 4)
+                let isRemoval = rawValueLength == Int(JournalRecord.removal)
+                let valueLength = isRemoval ? 0 : rawValueLength
+                at += 8
+                guard keyLength <= length - at, valueLength <= length - at - keyLength else {
+                    return RecordProblem("an entry runs past its record")
+                }
+                let keyBytes = UnsafeRawBufferPointer(rebasing: record[at..<at + keyLength])
+                if pass == 0 {
+                    guard String(validatingUTF8Bytes: keyBytes) != nil else {
+                        return RecordProblem("a key is not UTF-8")
+                    }
+                } else {
+                    let value = isRemoval ? nil : (at + keyLength)..<(at + keyLength + valueLength)
+                    each(StoreKey(String(decoding: keyBytes, as: UTF8.self)), value)
+                }
+                at += keyLength + valueLength
+            }
+            guard at == length else { return RecordProblem("trailing bytes in a record") }
+        }
+        return nil
     }
 }
 
@@ -224,9 +250,6 @@ struct RecordScan {
             offset += length + JournalRecord.padding(length)
             return numbered
         }
-        func read32(_ at: Int) -> Int {
-            Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-        }
         let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
         guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
             return stop("a record at byte \(offset) fails its checksum")
@@ -235,35 +258,15 @@ struct RecordScan {
         guard sequence > lastSequence else {
             return stop("the record at byte \(offset) does not follow the one before")
         }
-        let count = read32(16)
-        // Two passes: the whole record is checked before any entry is handed out (a record counts
-        // all or nothing), then each entry is read.
-        for pass in 0..<2 {
-            var at = JournalRecord.headerSize
-            for _ in 0..<count {
-                guard at + 8 <= length else {
-                    return stop("the record at byte \(offset): an entry runs past its record")
-                }
-                let keyLength = read32(at)
-                let rawValueLength = read32(at + 4)
-                let isRemoval = rawValueLength == Int(JournalRecord.removal)
-                let valueLength = isRemoval ? 0 : rawValueLength
-                at += 8
-                guard keyLength <= length - at, valueLength <= length - at - keyLength else {
-                    return stop("the record at byte \(offset): an entry runs past its record")
-                }
-                guard
-                    let name = String(
-                        validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: bytes[at..<at + keyLength]))
-                else { return stop("the record at byte \(offset): a key is not UTF-8") }
-                if pass == 1 {
-                    let value =
-                        isRemoval ? nil : ValueBytes(offset: offset + at + keyLength, count: valueLength)
-                    handle(sequence, StoreKey(name), value)
-                }
-                at += keyLength + valueLength
-            }
-            guard at == length else { return stop("the record at byte \(offset): trailing bytes") }
+        let start = offset
+        if let problem = RecordEntries.read(
+            bytes,
+            { key, value in
+                handle(
+                    sequence, key, value.map { ValueBytes(offset: start + $0.lowerBound, count: $0.count) })
+            })
+        {
+            return stop("the record at byte \(offset): \(problem)")
         }
         lastSequence = sequence
         offset += length + JournalRecord.padding(length)
