@@ -34,6 +34,31 @@
             return .success(library)
         }()
 
+        /// A folder whose files the recorder watches, the folder of their synced copies, and the
+        /// environment that preloads the recorder for them.
+        private struct Recorded {
+            let folder: String
+            let synced: String
+            let environment: [String: String?]
+
+            init(_ name: String, library: String) throws {
+                folder = TestFiles.folder.appendingPathComponent("\(name)-\(UUID())").path
+                synced = folder + ".synced"
+                for made in [folder, synced] {
+                    try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+                }
+                environment = [
+                    "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder, "PREFS_POWERLOSS_SYNCED": synced,
+                ]
+            }
+
+            /// The calls the recorder logged, in order.
+            func calls() throws -> [String] {
+                try String(contentsOfFile: synced + "/calls.log", encoding: .utf8).split(separator: "\n")
+                    .map(String.init)
+            }
+        }
+
         /// What one image held, as the helper's `sqlite-indices` reads it.
         private struct Found {
             var indices: Set<Int> = []
@@ -69,11 +94,8 @@
             var images = 0
             var lost: [String] = []
             for crash in 0..<crashes {
-                let folder = TestFiles.folder.appendingPathComponent("power-\(mode)-\(crash)-\(UUID())").path
-                let synced = folder + ".synced"
-                for made in [folder, synced] {
-                    try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
-                }
+                let recorded = try Recorded("power-\(mode)-\(crash)", library: library)
+                let (folder, synced) = (recorded.folder, recorded.synced)
                 let path = folder + "/p.sqlite"
                 // 4 KB values fill the journal's 1 MiB checkpoint threshold every 250 writes, so
                 // crashes land in checkpoints and moves too; `.committed` writes (no sync) pause
@@ -81,11 +103,7 @@
                 let writer = try ChildProcess.start(
                     Helper.executable,
                     ["sqlite-ack-writer", path, "4000", mode == "powerSafe" ? "0" : "300"],
-                    environment: [
-                        "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder,
-                        "PREFS_POWERLOSS_SYNCED": synced,
-                        "PREFS_TEST_DURABILITY": mode,
-                    ])
+                    environment: recorded.environment.merging(["PREFS_TEST_DURABILITY": mode]) { $1 })
                 usleep(UInt32.random(in: 200_000...1_500_000, using: &generator))
                 kill(writer.process.processIdentifier, SIGKILL)
                 let output = writer.finish()
@@ -129,24 +147,13 @@
         /// writes in it were acknowledged; opening an existing journal does not.
         @Test func creatingTheJournalSyncsItsFolder() throws {
             let library = try Self.recorder.get()
-            let folder = TestFiles.folder.appendingPathComponent("power-folder-\(UUID())").path
-            let synced = folder + ".synced"
-            for made in [folder, synced] {
-                try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
-            }
-            let environment = [
-                "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder, "PREFS_POWERLOSS_SYNCED": synced,
-            ]
-            func folderSyncs() throws -> Int {
-                try String(contentsOfFile: synced + "/calls.log", encoding: .utf8)
-                    .split(separator: "\n").filter { $0 == "fsync ." }.count
-            }
+            let recorded = try Recorded("power-folder", library: library)
             for (round, expected) in [(0, 1), (1, 1)] {
                 let output = try ChildProcess.run(
-                    Helper.executable, ["sqlite-set", folder + "/p.sqlite", "k\(round)", "v"],
-                    environment: environment)
+                    Helper.executable, ["sqlite-set", recorded.folder + "/p.sqlite", "k\(round)", "v"],
+                    environment: recorded.environment)
                 #expect(output.status == 0, "\(output.stderr)")
-                #expect(try folderSyncs() == expected, "round \(round)")
+                #expect(try recorded.calls().filter { $0 == "fsync ." }.count == expected, "round \(round)")
             }
         }
 
@@ -157,22 +164,16 @@
         /// back by itself, and the power-loss runs check that).
         @Test func aPowerSafeWriteSyncsTheMappingBeforeTheFile() throws {
             let library = try Self.recorder.get()
-            let folder = TestFiles.folder.appendingPathComponent("power-order-\(UUID())").path
-            let synced = folder + ".synced"
-            for made in [folder, synced] {
-                try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
-            }
+            let recorded = try Recorded("power-order", library: library)
             let output = try ChildProcess.run(
-                Helper.executable, ["sqlite-ack-writer", folder + "/p.sqlite", "0", "0", "5"],
-                environment: [
-                    "LD_PRELOAD": library, "PREFS_POWERLOSS_WATCH": folder, "PREFS_POWERLOSS_SYNCED": synced,
+                Helper.executable, ["sqlite-ack-writer", recorded.folder + "/p.sqlite", "0", "0", "5"],
+                environment: recorded.environment.merging([
                     "PREFS_TEST_DURABILITY": "powerSafe",
                     // Apple's sequence (msync, then the file's sync) on Linux.
                     "PREFS_JOURNAL_SYNC": "msync",
-                ])
+                ]) { $1 })
             #expect(output.status == 0, "\(output.stderr)")
-            let calls = try String(contentsOfFile: synced + "/calls.log", encoding: .utf8)
-                .split(separator: "\n").map(String.init)
+            let calls = try recorded.calls()
             let journalSyncs = calls.indices.filter { calls[$0] == "fdatasync p.sqlite-prefs" }
             #expect(journalSyncs.count >= 10, "\(calls)")  // two writes per acknowledged index
             for index in journalSyncs {

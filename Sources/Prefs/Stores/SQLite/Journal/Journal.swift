@@ -358,9 +358,11 @@ final class Journal: @unchecked Sendable {
     /// `written`: the bytes of the record just written, when only they (and the header) need
     /// writing back; a checkpoint that moved them meanwhile synced their copy itself.
     func sync(_ written: Range<Int>? = nil) throws {
-        let end = min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation))
+        // The record just written lies in the mapping (no `fstat` on a write's path); the whole
+        // journal is bounded by the file as it is now.
         let range =
-            written.map { $0.clamped(to: Layout.headerSize..<max(end, Layout.headerSize)) } ?? (0..<end)
+            written
+            ?? (0..<min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation)))
         guard prefs_sync_mapped(mapping, range.lowerBound, range.count, descriptor) == 0 else {
             throw SQLiteStoreError(
                 path: databasePath, kind: .other, failedTo: "sync the journal \(path)", errno: errno)
