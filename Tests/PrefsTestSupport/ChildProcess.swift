@@ -141,16 +141,26 @@ import Foundation
     }
 #endif
 
-/// Waits until `condition` holds, checking every 5 ms, for at most `seconds`.
+/// Waits until `condition` holds, checking every 5 ms, for at most `seconds` of this task's own
+/// running time.
 ///
 /// ```swift
 /// #expect(await eventually { store.value(forKey: "k") != nil })
 /// ```
+///
+/// Swift Testing runs synchronous tests on the same few threads as asynchronous ones (two on a
+/// two-core machine), so a long synchronous test can hold every thread for seconds; the task
+/// that should make `condition` true is then starved as well. A pause counts for at most 50 ms,
+/// so the time waited is time in which other tasks could run, not time everyone was stopped.
 public func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    var remaining = seconds
+    var last = Date()
+    while remaining > 0 {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(5))
+        let now = Date()
+        remaining -= min(now.timeIntervalSince(last), 0.05)
+        last = now
     }
     return condition()
 }

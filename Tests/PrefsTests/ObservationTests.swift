@@ -46,7 +46,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let consumer = Task {
             for await volume in prefs.changes(of: .volume) { received.withLock { $0.append(volume) } }
         }
-        #expect(await eventually { received.withLock { $0 } == [0.5] })
+        #expect(await eventually { received.withLock { $0 } == [0.5] }, "\(received.withLock { $0 })")
         #expect(observerCount(prefs.store) == 1)
         consumer.cancel()
         await consumer.value
