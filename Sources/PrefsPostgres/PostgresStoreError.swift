@@ -6,21 +6,39 @@
     /// catch let error as PostgresStoreError where error.kind == .connectionLost { retryLater() }
     /// ```
     public struct PostgresStoreError: Error, CustomStringConvertible, LocalizedError {
-        /// The kind of failure.
-        public enum Kind: Sendable, Equatable {
+        /// The kind of failure: a fixed set of names, open to new ones, so a `switch` over them
+        /// needs a `default` and a kind added in a later release breaks no code.
+        ///
+        /// ```swift
+        /// PostgresStoreError.Kind(rawValue: "connectionLost") == .connectionLost  // true
+        /// ```
+        public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            /// The kind's name, as its static property is spelled (`"connectionLost"`).
+            public let rawValue: String
+
+            /// The kind named `rawValue`.
+            ///
+            /// ```swift
+            /// let kind = PostgresStoreError.Kind(rawValue: "server")
+            /// ```
+            public init(rawValue: String) { self.rawValue = rawValue }
+
+            /// The kind's name.
+            public var description: String { rawValue }
+
             /// The store could not connect when created (wrong password, unreachable server, a
             /// connection string libpq cannot read …).
-            case connectionFailed
+            public static let connectionFailed = Kind(rawValue: "connectionFailed")
             /// The server went away; the write was not made (or not confirmed). The store reconnects.
-            case connectionLost
+            public static let connectionLost = Kind(rawValue: "connectionLost")
             /// The server refused a statement.
-            case server
+            public static let server = Kind(rawValue: "server")
             /// The namespace is empty, too long, or holds a line break or a NUL character.
-            case invalidNamespace
+            public static let invalidNamespace = Kind(rawValue: "invalidNamespace")
             /// A key holds a NUL character (PostgreSQL text cannot) or is too long for the index.
-            case invalidKey
+            public static let invalidKey = Kind(rawValue: "invalidKey")
             /// A value is larger than PostgreSQL takes.
-            case tooLarge
+            public static let tooLarge = Kind(rawValue: "tooLarge")
         }
 
         /// The kind of failure.

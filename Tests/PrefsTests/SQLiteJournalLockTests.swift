@@ -121,7 +121,7 @@
             }
             let error = try #require(thrown)
             #expect(error.kind == .deadlock)
-            #expect(error.detail.contains("wait for itself"), "\(error.detail)")
+            #expect(error.message.contains("wait for itself"), "\(error.message)")
         }
     }
 #endif

@@ -261,7 +261,7 @@
             } throws: { error in
                 let error = error as? SQLiteStoreError
                 return error?.kind == .cannotOpen
-                    && error?.detail.contains("a journal must be a regular file") == true
+                    && error?.message.contains("a journal must be a regular file") == true
             }
         }
 
@@ -276,7 +276,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                (error as? SQLiteStoreError)?.detail.contains("symbolic link") == true
+                (error as? SQLiteStoreError)?.message.contains("symbolic link") == true
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == content)
         }
@@ -290,7 +290,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                (error as? SQLiteStoreError)?.detail.contains("symbolic link") == true
+                (error as? SQLiteStoreError)?.message.contains("symbolic link") == true
             }
         }
 

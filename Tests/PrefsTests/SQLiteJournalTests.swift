@@ -256,10 +256,8 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                guard let error = error as? SQLiteStoreError, case .newerSchema(99) = error.kind else {
-                    return false
-                }
-                return true
+                guard let error = error as? SQLiteStoreError else { return false }
+                return error.kind == .newerSchema && error.message.contains("journal format 99")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == journal)
         }

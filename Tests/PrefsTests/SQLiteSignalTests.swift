@@ -57,7 +57,7 @@ import Testing
             try SQLiteStore(path: path)
         } throws: { error in
             guard let error = error as? SQLiteStoreError else { return false }
-            return error.kind == .foreignDatabase && error.detail.contains("-prefs")
+            return error.kind == .foreignDatabase && error.message.contains("-prefs")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == foreign)
     }

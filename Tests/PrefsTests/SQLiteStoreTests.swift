@@ -168,7 +168,8 @@ func integrityCheck(_ path: String) throws -> String {
         _ = try SQLiteStore(path: newer)
         try SQLiteConnection(path: newer).execute("PRAGMA user_version = 99")
         #expect { try SQLiteStore(path: newer) } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .newerSchema(found: 99)
+            guard let error = error as? SQLiteStoreError else { return false }
+            return error.kind == .newerSchema && error.message.contains("schema version 99")
         }
 
         let foreign = TestFiles.uniquePath("foreign")

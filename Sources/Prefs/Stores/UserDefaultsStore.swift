@@ -132,7 +132,7 @@ public final class UserDefaultsStore: PreferenceStore {
         for key in keys where Self.mayHaveAnotherSpelling(key.name) {
             if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
                 throw UserDefaultsStoreError(
-                    kind: .keyConflict(key: key.name, storedKey: stored), suite: domainName)
+                    kind: .keyConflict, suite: domainName, keys: [key.name, stored])
             }
         }
     }
@@ -334,7 +334,7 @@ public final class UserDefaultsStore: PreferenceStore {
                 write(previous)
                 recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
                 throw UserDefaultsStoreError(
-                    kind: .writeFailed(keys: writes.keys.sorted().map(\.name)), suite: domainName)
+                    kind: .writeFailed, suite: domainName, keys: writes.keys.sorted().map(\.name))
             }
         #endif
         return writes

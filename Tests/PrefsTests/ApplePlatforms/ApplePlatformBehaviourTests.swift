@@ -197,6 +197,11 @@ private final class AnnouncingDefaults: UserDefaults {
             #expect(throws: UserDefaultsStoreError(kind: .suiteRefused, suite: name)) {
                 try UserDefaultsStore(suiteName: name)
             }
+            // Moving such a domain in throws the same typed error, not a SQLite error's text.
+            let store = try SQLiteStore(path: TestFiles.uniquePath())
+            #expect(throws: UserDefaultsStoreError(kind: .suiteRefused, suite: name)) {
+                try store.moveIn(fromUserDefaultsDomain: name)
+            }
         } else {
             // Foundation on Linux opens it; the store then is that suite, never `.standard`.
             #expect(try UserDefaultsStore(suiteName: name).domainName == name)

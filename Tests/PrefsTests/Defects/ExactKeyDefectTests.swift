@@ -77,7 +77,9 @@ private final class Accents: PreferenceGroup {
         #expect {
             try store.setValue(.integer(2), forKey: decomposed)
         } throws: { error in
-            (error as? UserDefaultsStoreError)?.kind == .keyConflict(key: decomposed, storedKey: composed)
+            (error as? UserDefaultsStoreError).map {
+                $0.kind == .keyConflict && $0.keys == [decomposed, composed]
+            } == true
         }
         #expect(store.value(forKey: composed) == .integer(1))
         #expect(store.value(forKey: decomposed) == nil, "no exact match")

@@ -62,6 +62,6 @@ final class OpenedFileCheck: Sendable {
     private func replaced(by found: FileIdentity?) -> SQLiteStoreError {
         SQLiteStoreError(
             path: path, kind: .replaced,
-            detail: found == nil ? "no file is at the path any more" : "another file is at the path now")
+            message: found == nil ? "no file is at the path any more" : "another file is at the path now")
     }
 }

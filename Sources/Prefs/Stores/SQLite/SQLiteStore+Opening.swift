@@ -88,7 +88,7 @@ extension SQLiteStore {
         guard path.isEmpty || path == ":memory:" else { return }
         throw SQLiteStoreError(
             path: path, kind: .cannotOpen,
-            detail:
+            message:
                 "\(path.isEmpty ? "an empty path" : "':memory:'") names no file, and a SQLiteStore keeps its values in a file; use MemoryStore for values that live in memory only"
         )
     }
@@ -185,7 +185,7 @@ extension SQLiteStore {
         guard lstat(path, &info) == 0 else { return }  // nothing there yet: it will be created
         guard let problem = FileKind.problem(mode: info.st_mode) else { return }
         throw SQLiteStoreError(
-            path: path, kind: .cannotOpen, detail: "\(problem); the store opens regular files only")
+            path: path, kind: .cannotOpen, message: "\(problem); the store opens regular files only")
     }
 
     /// Creates the folders (owner only) and an empty file readable by its owner only (0600);
@@ -201,14 +201,14 @@ extension SQLiteStore {
             }
         } catch {
             throw SQLiteStoreError(
-                path: path, kind: .cannotOpen, detail: "cannot create the folder: \(error)")
+                path: path, kind: .cannotOpen, message: "cannot create the folder: \(error)")
         }
         // Not `FileManager.createFile`: it writes a temporary file and renames it over the path, so
         // two processes creating the store at once could replace a file the other already uses.
         // `O_CREAT` without `O_TRUNC` creates the file or leaves an existing one alone.
         if let failure = createWithoutReplacing(path) {
             throw SQLiteStoreError(
-                path: path, kind: .cannotOpen, detail: "cannot create the file: \(failure)")
+                path: path, kind: .cannotOpen, message: "cannot create the file: \(failure)")
         }
     }
 
@@ -230,13 +230,13 @@ extension SQLiteStore {
         guard others.isEmpty else {
             throw SQLiteStoreError(
                 path: path, kind: .foreignDatabase,
-                detail: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
+                message: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
         }
         let found = try connection.integer("PRAGMA user_version") ?? 0
         if found > schemaVersion {
             throw SQLiteStoreError(
-                path: path, kind: .newerSchema(found: Int(found)),
-                detail: "this release knows version \(schemaVersion)")
+                path: path, kind: .newerSchema,
+                message: "schema version \(found); this release knows version \(schemaVersion)")
         }
     }
 
@@ -304,8 +304,8 @@ extension SQLiteStore {
         guard version >= 1 && version <= schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
             throw SQLiteStoreError(
-                path: path, kind: version > schemaVersion ? .newerSchema(found: Int(version)) : .readOnly,
-                detail: "schema version \(version), expected \(schemaVersion)")
+                path: path, kind: version > schemaVersion ? .newerSchema : .readOnly,
+                message: "schema version \(version), expected \(schemaVersion)")
         }
         // Room for every row at once: growing a large table step by step copies it each time.
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a
@@ -380,7 +380,7 @@ extension SQLiteStore {
         } catch let moveError {
             throw SQLiteStoreError(
                 path: path, kind: error.kind,
-                detail: "\(error.detail); and it could not be moved aside: \(moveError)")
+                message: "\(error.message); and it could not be moved aside: \(moveError)")
         }
         return destination
     }

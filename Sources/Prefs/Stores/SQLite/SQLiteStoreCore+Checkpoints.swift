@@ -72,7 +72,7 @@ extension SQLiteStoreCore {
                 if let expiry {
                     if options.faults.expireAtCheckpointStep == .beforeCommit { expiry.expire() }
                     if expiry.isExpired {
-                        throw SQLiteStoreError(path: path, kind: .expired, detail: "before the commit")
+                        throw SQLiteStoreError(path: path, kind: .expired, message: "before the commit")
                     }
                 }
                 try perform { try connection.run("COMMIT") }
@@ -115,7 +115,7 @@ extension SQLiteStoreCore {
             journal.checkOnNextLock()
             throw SQLiteStoreError(
                 path: path, kind: .corrupt,
-                detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+                message: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
         }
         let moved = scan.lastSequence
         guard moved > checkpointed else { return moved }

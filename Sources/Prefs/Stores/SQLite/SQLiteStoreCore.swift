@@ -205,7 +205,7 @@ final class SQLiteStoreCore: Sendable {
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
         guard let journal, journal.isWritable else {
-            throw SQLiteStoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
+            throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
         if journal.usedBytes > Self.journalLimit { try checkpoint() }
         return try withWriter { lastFullCheck in
@@ -229,7 +229,7 @@ final class SQLiteStoreCore: Sendable {
             }
             throw SQLiteStoreError(
                 path: path, kind: .corrupt,
-                detail: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
+                message: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
         }
     }
 
@@ -238,9 +238,9 @@ final class SQLiteStoreCore: Sendable {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
-            throw SQLiteStoreError(path: path, kind: .busy, detail: timeout.description)
+            throw SQLiteStoreError(path: path, kind: .busy, message: timeout.description)
         } catch let deadlock as TransactionDeadlockError {
-            throw SQLiteStoreError(path: path, kind: .deadlock, detail: deadlock.description)
+            throw SQLiteStoreError(path: path, kind: .deadlock, message: deadlock.description)
         }
     }
 
@@ -264,7 +264,7 @@ final class SQLiteStoreCore: Sendable {
         try writes.each { _, value in try value?.checkNesting() }
         guard journal.sequence < Journal.Layout.sequenceLimit else {
             throw SQLiteStoreError(
-                path: path, kind: .corrupt, detail: "the journal's sequence numbers are used up")
+                path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
         }
         let sequence = journal.sequence + 1
         let record = writes.encoded(sequence: sequence)
@@ -297,7 +297,7 @@ final class SQLiteStoreCore: Sendable {
     {
         try database.withLock { database in
             guard !database.isClosed else {
-                throw SQLiteStoreError(path: path, kind: .closed, detail: "closed before \(operation)")
+                throw SQLiteStoreError(path: path, kind: .closed, message: "closed before \(operation)")
             }
             if database.isIdle {
                 database.connection = try reopenConnection()
@@ -320,7 +320,7 @@ final class SQLiteStoreCore: Sendable {
     /// A connection to the store's file, configured as the store's first one was.
     private func reopenConnection() throws -> SQLiteConnection {
         let replaced = SQLiteStoreError(
-            path: path, kind: .replaced, detail: "another file is at the path now, or none")
+            path: path, kind: .replaced, message: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
         let connection = try perform {

@@ -17,7 +17,7 @@ extension SQLiteStoreError {
             case EROFS: .readOnly
             default: SQLiteStore.FileProtection.kind(ofOpenFailure: code)
             }
-        self.init(path: path, kind: specific ?? kind, detail: "cannot \(what): \(Self.systemReason(code))")
+        self.init(path: path, kind: specific ?? kind, message: "cannot \(what): \(Self.systemReason(code))")
     }
 
     /// The system's words for an `errno` value.

@@ -26,7 +26,8 @@ extension Journal {
             }
         }
         throw SQLiteStoreError(
-            path: databasePath, kind: .cannotOpen, detail: "no journal could be made at \(databasePath)-prefs"
+            path: databasePath, kind: .cannotOpen,
+            message: "no journal could be made at \(databasePath)-prefs"
         )
     }
 
@@ -41,8 +42,8 @@ extension Journal {
         timeout: Duration, reporter: @escaping Reporter
     ) throws -> Opening {
         let path = databasePath + "-prefs"
-        func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
-            SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+        func failure(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
+            SQLiteStoreError(path: databasePath, kind: kind, message: message)
         }
         guard let opened = try OpenedFile.open(path, databasePath: databasePath, writable: writable) else {
             return .opened(nil)

@@ -19,8 +19,8 @@ extension Journal {
         /// process cannot write while it may write the database (another user made it) is said
         /// now, not with a store that turns out read-only at the first write.
         static func open(_ path: String, databasePath: String, writable: Bool) throws -> OpenedFile? {
-            func failure(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
-                SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+            func failure(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
+                SQLiteStoreError(path: databasePath, kind: kind, message: message)
             }
             let flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
             var descriptor: Int32 = -1
@@ -149,13 +149,13 @@ extension Journal {
                 guard writable else { return .notOurs }
                 throw SQLiteStoreError(
                     path: databasePath, kind: .foreignDatabase,
-                    detail: "\(path) is not a Prefs journal; it was left untouched")
+                    message: "\(path) is not a Prefs journal; it was left untouched")
             }
             let version = field32(Layout.versionOffset)
             if version > Layout.version {
                 throw SQLiteStoreError(
-                    path: databasePath, kind: .newerSchema(found: Int(version)),
-                    detail: "\(path) has journal format \(version); this release knows \(Layout.version)")
+                    path: databasePath, kind: .newerSchema,
+                    message: "\(path) has journal format \(version); this release knows \(Layout.version)")
             }
             return .journal
         }

@@ -275,8 +275,8 @@ final class Journal: @unchecked Sendable {
     /// Asks the next holder of the lock to check the records (a reader found a damaged one).
     func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
 
-    func error(_ kind: SQLiteStoreError.Kind, _ detail: String) -> SQLiteStoreError {
-        SQLiteStoreError(path: databasePath, kind: kind, detail: detail)
+    func error(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
+        SQLiteStoreError(path: databasePath, kind: kind, message: message)
     }
 
     // MARK: - Writing (holding the lock)
