@@ -29,7 +29,9 @@
             /// The store could not connect when created (wrong password, unreachable server, a
             /// connection string libpq cannot read …).
             public static let connectionFailed = Kind(rawValue: "connectionFailed")
-            /// The server went away; the write was not made (or not confirmed). The store reconnects.
+            /// The server went away; the write was not made (or not confirmed).
+            ///
+            /// The store reconnects.
             public static let connectionLost = Kind(rawValue: "connectionLost")
             /// The server refused a statement.
             public static let server = Kind(rawValue: "server")

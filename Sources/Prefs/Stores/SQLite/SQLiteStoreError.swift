@@ -39,8 +39,9 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         public static let corrupt = Kind(rawValue: "corrupt")
         /// The file or its folder cannot be opened or created.
         public static let cannotOpen = Kind(rawValue: "cannotOpen")
-        /// The file (database or journal) was written by a newer release of Prefs, in a format
-        /// this one does not know; the message names the version found. It was left untouched.
+        /// The file (database or journal) is in a newer release's format, left untouched.
+        ///
+        /// The message names the version found.
         public static let newerSchema = Kind(rawValue: "newerSchema")
         /// The file, its folder or the file system is read-only.
         public static let readOnly = Kind(rawValue: "readOnly")
@@ -52,8 +53,10 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         public static let foreignDatabase = Kind(rawValue: "foreignDatabase")
         /// A value, or a key, is larger than the store can hold.
         public static let tooLarge = Kind(rawValue: "tooLarge")
-        /// The file at the path is no longer the one the store opened (deleted, or another file
-        /// moved over it): writes would reach nobody. Open the store again.
+        /// The file at the path is no longer the one the store opened.
+        ///
+        /// It was deleted, or another file moved over it: writes would reach nobody. Open the
+        /// store again.
         public static let replaced = Kind(rawValue: "replaced")
         /// The calling thread already holds the lock it would wait for (a write or an opening of
         /// a store of the same file from inside a transaction): waiting would never end.
