@@ -43,10 +43,13 @@ let package = Package(
         .target(
             name: "Prefs",
             dependencies: [
-                "CPrefsShared",
+                "CPrefsShared", "PrefsJournal",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ]
         ),
+        // The SQLite store's engine: the journal shared by processes (its file, header, records,
+        // lock and wake-ups), with a small package-level API the store uses. Not a product.
+        .target(name: "PrefsJournal", dependencies: ["CPrefsShared"]),
         // Atomics and futex waits on memory shared between processes, and notify(3): the few
         // lines Swift cannot say (the SQLite store's change signal).
         .target(name: "CPrefsShared"),
@@ -69,7 +72,7 @@ let package = Package(
             name: "PrefsTool", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
-        .executableTarget(name: "PrefsFuzz", dependencies: ["Prefs", "PrefsTool"]),
+        .executableTarget(name: "PrefsFuzz", dependencies: ["Prefs", "PrefsJournal", "PrefsTool"]),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
         .executableTarget(
             name: "prefs-bench",
@@ -88,13 +91,15 @@ let package = Package(
         .target(name: "PrefsChildWork", dependencies: ["Prefs"]),
         // What every test target shares: finding and running the package's executables, waiting.
         .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper"]),
+        .testTarget(
+            name: "PrefsTests",
+            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsPostgresTests",
-            dependencies: ["Prefs", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI"]
+            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI"]
                 + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
     ],

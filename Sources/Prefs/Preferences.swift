@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJournal
 
 /// Typed access to a store of preferences: the handle every feature goes through.
 ///

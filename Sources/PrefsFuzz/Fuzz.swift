@@ -7,12 +7,14 @@
 //   command-line  `prefs`' whole command line (NUL-separated arguments), on a scratch store
 //   store-file    a store file opened from arbitrary bytes
 //   journal-file  a store opened beside a journal (`<name>-prefs`) of arbitrary bytes
+//   record        one journal record's entries, through the one parser every reader uses
 //
 // Build: swift build --sanitize=fuzzer --sanitize=address --product PrefsFuzz
 // Run:   PREFS_FUZZ_TARGET=value .build/debug/PrefsFuzz Fuzz/Corpus/value
 // (See Fuzz/README.md. Without the fuzzer, the binary does nothing.)
 import Foundation
 import Prefs
+import PrefsJournal
 import PrefsTool
 
 /// The target chosen by the environment, read once.
@@ -43,6 +45,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     case "command-line": fuzzCommandLine(data)
     case "store-file": fuzzStoreFile(data)
     case "journal-file": fuzzJournalFile(data)
+    case "record": fuzzRecord(data)
     default: fatalError("unknown PREFS_FUZZ_TARGET '\(target)'")
     }
     return 0
@@ -113,4 +116,33 @@ private func fuzzJournalFile(_ data: Data) {
         store.value(forKey: "fuzz") == .integer(1),
         "a write to a store opened over a damaged journal was lost")
     try? store.flush()
+}
+
+/// The bytes of one journal record after its length and checksum (sequence number, entry count,
+/// entries) go through the one parser of records (`RecordEntries.read`, which every reader of
+/// the journal uses): it hands out entries or names a problem, never reads outside the bytes, and
+/// what it accepts the one encoder (`RecordWriter`) writes back byte for byte.
+private func fuzzRecord(_ data: Data) {
+    guard data.count >= JournalRecord.headerSize - 8 else { return }
+    let record = [UInt8](repeating: 0, count: 8) + data
+    record.withUnsafeBytes { buffer in
+        var entries: [(key: String, value: [UInt8]?)] = []
+        let problem = RecordEntries.read(buffer) { key, value in
+            entries.append((key, value.map { Array(buffer[$0]) }))
+        }
+        guard problem == nil else { return }
+        let sequence = buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        var writer = RecordWriter(sequence: UInt64(littleEndian: sequence), count: entries.count)
+        for entry in entries {
+            if let value = entry.value {
+                writer.add(key: entry.key) { $0.append(contentsOf: value) }
+            } else {
+                writer.addRemoval(key: entry.key)
+            }
+        }
+        let rebuilt = writer.sealed()
+        precondition(
+            rebuilt.count >= record.count && rebuilt[8..<record.count].elementsEqual(record[8...]),
+            "a record the parser accepted does not encode back to the same bytes")
+    }
 }

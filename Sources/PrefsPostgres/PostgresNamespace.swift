@@ -1,3 +1,5 @@
+import PrefsJournal
+
 #if PREFS_POSTGRESQL
     import Foundation
     import Prefs

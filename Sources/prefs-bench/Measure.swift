@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsJournal
 
 /// Timing helpers: every figure is the median of several repetitions, measured in this run.
 enum Measure {

@@ -1,3 +1,5 @@
+import PrefsJournal
+
 #if PREFS_POSTGRESQL
     import CLibPQ
     import Foundation

@@ -2,6 +2,7 @@
     import Foundation
     import PrefsTestSupport
     import Prefs
+    import PrefsJournal
     import Testing
 
     @testable import PrefsPostgres

@@ -3,6 +3,7 @@
     import Observation
     import PrefsTestSupport
     import Prefs
+    import PrefsJournal
     import PrefsPostgres
     import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 /// Issue "A house a newcomer can live in", item 3: every error type answers `localizedDescription`
 /// with its own message (Foundation's default for a Swift error says only "The operation could not
@@ -38,6 +39,15 @@ import Testing
         #expect(defaults.description.contains("sandboxDenied") && defaults.description.contains("k"))
         #expect(SQLiteStoreError.Kind(rawValue: "busy") == .busy)
         #expect(UserDefaultsStoreError.Kind(rawValue: "keyConflict") == .keyConflict)
+    }
+
+    /// Every failure of the engine (the `PrefsJournal` module) becomes a store error of a kind this
+    /// release names and describes, with its path and message.
+    @Test(arguments: JournalError.Kind.allCases)
+    func everyJournalFailureBecomesAKnownStoreError(kind: JournalError.Kind) {
+        let error = SQLiteStoreError(JournalError(kind, path: "/p", "m"))
+        #expect(error.kind.problem != error.kind.rawValue, "\(kind) is not a kind SQLiteStoreError describes")
+        #expect(error.path == "/p" && error.message == "m")
     }
 
     /// Every kind this release names has words of its own in the description.

@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 extension Preferences.Keys {
     fileprivate static let muted = Key<Bool>("muted", default: false)

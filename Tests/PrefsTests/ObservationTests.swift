@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 /// Waits until `condition` holds, for at most `seconds`; observers are called asynchronously.
 

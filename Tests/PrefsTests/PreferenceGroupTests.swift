@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 final class Settings: PreferenceGroup {
     @Preference var name = ""

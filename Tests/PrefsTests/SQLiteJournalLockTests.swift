@@ -6,6 +6,7 @@
     import Testing
 
     @testable import Prefs
+    @testable import PrefsJournal
 
     /// The journal's cross-process lock excludes every thread of the process too.
     ///

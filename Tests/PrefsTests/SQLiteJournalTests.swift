@@ -4,6 +4,7 @@
     import Testing
 
     @testable import Prefs
+    @testable import PrefsJournal
 
     /// The journal (`<name>-prefs`) with real processes: killed at random moments while writing,
     /// updating and moving records into SQLite; read right after another process's write; and

@@ -4,6 +4,7 @@
     import Testing
 
     @testable import Prefs
+    @testable import PrefsJournal
 
     /// Real processes (PrefsTestHelper) sharing one SQLite file.
     @Suite struct SQLiteMultiProcessTests {

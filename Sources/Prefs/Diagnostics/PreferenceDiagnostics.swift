@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJournal
 
 /// Something a read or a non-throwing write could not do, reported instead of crashing or throwing.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import PrefsJournal
 
 #if canImport(SwiftUI)
     import SwiftUI

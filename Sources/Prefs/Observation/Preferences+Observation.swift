@@ -1,3 +1,5 @@
+import PrefsJournal
+
 /// A change of one typed preference: its value before and after.
 ///
 /// ```swift

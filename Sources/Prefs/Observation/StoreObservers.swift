@@ -1,4 +1,5 @@
 import Dispatch
+import PrefsJournal
 
 /// A set of changes applied to a store at once: each key set to its new value, or removed.
 ///

@@ -1,3 +1,5 @@
+import PrefsJournal
+
 /// A store that keeps values in memory only: for tests, previews and values that should not
 /// outlive the process.
 ///

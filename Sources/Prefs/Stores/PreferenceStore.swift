@@ -1,3 +1,5 @@
+import PrefsJournal
+
 /// The one protocol a store implements: read, write and list values, run a transaction, and
 /// publish changes.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJournal
 
 /// The keys of a `UserDefaults` being watched, each counted once per observation that asked for
 /// it, so a key is watched from its first observer until its last one ends.

@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 /// A value with `depth` arrays around an integer.
 private func nested(_ depth: Int) -> PropertyListValue {
@@ -113,12 +114,10 @@ private struct Mixed: Codable, Equatable {
         let other = try SQLiteStore(path: path)
         let journal = try #require(other.core.journal)
         let wake = try journal.withLock(timeout: .seconds(5)) { locked in
-            let record = JournalRecord.encode(
-                [
-                    JournalRecord.Entry(key: "k", encodedValue: Data([0xFF, 0x00])),
-                    JournalRecord.Entry(key: "marker", encodedValue: nil),
-                ], sequence: journal.sequence + 1)
-            _ = try journal.append(record, locked: locked)
+            var record = RecordWriter(sequence: journal.sequence + 1, count: 2)
+            record.add(key: "k") { $0.append(contentsOf: [0xFF, 0x00]) }
+            record.addRemoval(key: "marker")
+            _ = try journal.append(record.sealed(), locked: locked)
             return journal.announce(locked: locked)
         }
         if wake { journal.wakeWatchers() }

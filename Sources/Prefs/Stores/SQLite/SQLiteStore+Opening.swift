@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJournal
 
 /// Opening a store file: folders and permissions, WAL, the schema and its version, loading the
 /// cache, and what to do with a file that is damaged.
@@ -141,6 +142,16 @@ extension SQLiteStore {
 
     /// Opens the journal beside a loaded file: the cache then catches up with its records.
     static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
+        try SQLiteStoreError.fromJournal {
+            try openJournalFile(&opened, path: path, options: options, readOnly: readOnly)
+        }
+    }
+
+    private static func openJournalFile(
+        _ opened: inout Opened, path: String, options: Options, readOnly: Bool
+    )
+        throws
+    {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
             stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout,
@@ -162,7 +173,7 @@ extension SQLiteStore {
                 try journal.withLock(
                     timeout: min(options.busyTimeout, openingLockWait), checkingBaseAgainst: checkpointed
                 ) { _ in }
-            } catch let error as SQLiteStoreError where error.kind == .busy {
+            } catch let error as JournalError where error.kind == .busy {
                 journal.report("another process holds the journal's lock; it is checked at the first write")
             }
         }
@@ -389,7 +400,7 @@ extension SQLiteStore {
 /// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
 private func createWithoutReplacing(_ path: String) -> String? {
     let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-    guard descriptor >= 0 else { return SQLiteStoreError.systemReason(errno) }
+    guard descriptor >= 0 else { return JournalError.systemReason(errno) }
     close(descriptor)
     return nil
 }

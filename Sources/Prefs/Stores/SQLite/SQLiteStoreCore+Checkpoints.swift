@@ -1,6 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
+import PrefsJournal
 
 /// Checkpoints: moving the journal into SQLite.
 extension SQLiteStoreCore {
@@ -45,6 +46,10 @@ extension SQLiteStoreCore {
     func checkpoint(waitingAtMost wait: Duration? = nil, expiry: ExpiringActivity.Expiry? = nil) throws {
         let timeout = wait ?? options.busyTimeout
         guard let journal, journal.isWritable else { return }
+        try SQLiteStoreError.fromJournal { try checkpoint(journal, timeout: timeout, expiry: expiry) }
+    }
+
+    private func checkpoint(_ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?) throws {
         try withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
             try perform {
@@ -108,7 +113,9 @@ extension SQLiteStoreCore {
         while scan.nextInPlace(
             skipping: checkpointed,
             { sequence, key, value in
-                if sequence > checkpointed { latest[key] = LatestValue(bytes: value, sequence: sequence) }
+                if sequence > checkpointed {
+                    latest[StoreKey(key)] = LatestValue(bytes: value, sequence: sequence)
+                }
             }) != nil
         {}
         guard journal.generation == snapshot.generation, scan.failure == nil else {

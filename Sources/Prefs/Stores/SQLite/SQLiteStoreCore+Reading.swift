@@ -1,6 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
+import PrefsJournal
 
 /// Reading: the cache, kept current with the journal (and with SQLite when the journal no
 /// longer holds what the cache misses).
@@ -106,14 +107,15 @@ extension SQLiteStoreCore {
         for record in records {
             var change: [StoreKey: ValueChange] = [:]
             for entry in record.entries {
+                let key = StoreKey(entry.key)
                 guard let encoded = entry.encodedValue else {
-                    change[entry.key] = .removed
+                    change[key] = .removed
                     continue
                 }
                 if let value = try? PropertyListValue(storedEncoding: encoded) {
-                    change[entry.key] = .set(value)
+                    change[key] = .set(value)
                 } else {
-                    undecodable.insert(entry.key.name)
+                    undecodable.insert(entry.key)
                 }
             }
             for (key, value) in change { cache.values[key] = value.newValue }

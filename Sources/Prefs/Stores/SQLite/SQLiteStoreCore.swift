@@ -1,6 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
+import PrefsJournal
 
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
@@ -27,31 +28,6 @@ extension SQLiteStore {
         var values: KeyTable
         /// Every record up to this sequence number is applied.
         var position: Journal.Position
-    }
-}
-
-/// A file's device and inode: what stays the same while a path keeps naming the same file.
-struct FileIdentity: Hashable {
-    let device: UInt64
-    let inode: UInt64
-
-    /// The identity of the file open at `descriptor`, or `nil` when `fstat` fails.
-    init?(descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    /// The identity of the file at `path` now, or `nil` when there is none.
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    private init(_ info: stat) {
-        device = UInt64(truncatingIfNeeded: info.st_dev)
-        inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
 }
 
@@ -193,8 +169,13 @@ final class SQLiteStoreCore: Sendable {
         func encoded(sequence: UInt64) -> [UInt8] {
             switch self {
             case .one(let key, let value):
-                JournalRecord.encode(CollectionOfOne((key: key, value: value)), count: 1, sequence: sequence)
-            case .many(let writes): JournalRecord.encode(writes, sequence: sequence)
+                var record = RecordWriter(sequence: sequence, count: 1)
+                record.add(key, value)
+                return record.sealed()
+            case .many(let writes):
+                var record = RecordWriter(sequence: sequence, count: writes.count)
+                for (key, change) in writes { record.add(key, change.newValue) }
+                return record.sealed()
             }
         }
     }
@@ -241,6 +222,9 @@ final class SQLiteStoreCore: Sendable {
             throw SQLiteStoreError(path: path, kind: .busy, message: timeout.description)
         } catch let deadlock as TransactionDeadlockError {
             throw SQLiteStoreError(path: path, kind: .deadlock, message: deadlock.description)
+        } catch let failure as JournalError {
+            // Every write reaches the journal inside this: its failures leave as the store's.
+            throw SQLiteStoreError(failure)
         }
     }
 
@@ -349,7 +333,7 @@ final class SQLiteStoreCore: Sendable {
     func flush() throws {
         guard let journal, journal.isWritable else { return }
         if writer.isHeldByCurrentThread {
-            try journal.sync()
+            try SQLiteStoreError.fromJournal { try journal.sync() }
         } else {
             try checkpoint()
         }

@@ -19,8 +19,8 @@ extension Journal {
         /// process cannot write while it may write the database (another user made it) is said
         /// now, not with a store that turns out read-only at the first write.
         static func open(_ path: String, databasePath: String, writable: Bool) throws -> OpenedFile? {
-            func failure(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
-                SQLiteStoreError(path: databasePath, kind: kind, message: message)
+            func failure(_ kind: JournalError.Kind, _ message: String) -> JournalError {
+                JournalError(kind, path: databasePath, message)
             }
             let flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
             var descriptor: Int32 = -1
@@ -39,13 +39,13 @@ extension Journal {
                     throw failure(
                         .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
                 }
-                if let kind = SQLiteStore.FileProtection.kind(ofOpenFailure: reason) {
+                if let kind = JournalError.kind(ofOpenFailure: reason) {
                     throw failure(
                         kind, "the journal \(path) cannot be opened before the device is first unlocked")
                 }
                 if !writable { return nil }
-                throw SQLiteStoreError(
-                    path: databasePath, kind: .cannotOpen, failedTo: "open the journal \(path)", errno: reason
+                throw JournalError(
+                    .cannotOpen, path: databasePath, failedTo: "open the journal \(path)", errno: reason
                 )
             }
             var info = stat()
@@ -58,7 +58,7 @@ extension Journal {
                 close(descriptor)
                 throw failure(
                     .cannotOpen,
-                    "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(SQLiteStoreError.systemReason(writeFailure))"
+                    "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(JournalError.systemReason(writeFailure))"
                 )
             }
             if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
@@ -147,15 +147,15 @@ extension Journal {
             let databasePath = String(path.dropLast("-prefs".count))
             guard magic.elementsEqual(Layout.magic) else {
                 guard writable else { return .notOurs }
-                throw SQLiteStoreError(
-                    path: databasePath, kind: .foreignDatabase,
-                    message: "\(path) is not a Prefs journal; it was left untouched")
+                throw JournalError(
+                    .foreignDatabase, path: databasePath,
+                    "\(path) is not a Prefs journal; it was left untouched")
             }
             let version = field32(Layout.versionOffset)
             if version > Layout.version {
-                throw SQLiteStoreError(
-                    path: databasePath, kind: .newerSchema,
-                    message: "\(path) has journal format \(version); this release knows \(Layout.version)")
+                throw JournalError(
+                    .newerSchema, path: databasePath,
+                    "\(path) has journal format \(version); this release knows \(Layout.version)")
             }
             return .journal
         }
@@ -164,13 +164,13 @@ extension Journal {
     /// Renames the file at `path` to `<path>.<label>-<time>-<pid>` and says why.
     static func moveAside(
         _ path: String, as label: String, because reason: String,
-        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError, reporter: Reporter
+        failure: (JournalError.Kind, String) -> JournalError, reporter: Reporter
     ) throws {
         let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
         guard rename(path, aside) == 0 else {
             throw failure(
                 .foreignDatabase,
-                "\(path): \(reason), and it cannot be moved aside: \(SQLiteStoreError.systemReason(errno))")
+                "\(path): \(reason), and it cannot be moved aside: \(JournalError.systemReason(errno))")
         }
         reporter(path, "\(reason); it was moved to \(aside) and a new journal made")
     }

@@ -21,7 +21,7 @@ import Foundation
 /// not sleep. A wake-up carries no data; it only makes the store read the journal. A watcher
 /// whose look finds nothing new (the writes were its own process's) does not say it sleeps for
 /// a millisecond, so a process writing in a loop does not wake its own watcher on every write.
-final class JournalWatch: @unchecked Sendable {
+package final class JournalWatch: @unchecked Sendable {
     /// How long a watcher stays quiet after finding only its own process's writes.
     private static let quietPause: Duration = .milliseconds(1)
 
@@ -39,7 +39,7 @@ final class JournalWatch: @unchecked Sendable {
     /// observers): a store nobody observes needs no wake-ups, since its reads look at the journal
     /// themselves, and its writers' neighbours then make no system call for it. Call ``kick()``
     /// when it starts wanting them.
-    init(
+    package init(
         journal: Journal?, interval: Duration, wantsWakeups: @escaping @Sendable () -> Bool,
         look: @escaping @Sendable () -> Bool
     ) {
@@ -191,7 +191,7 @@ final class JournalWatch: @unchecked Sendable {
 
     /// Makes the watcher look again at once, and ask to be woken from then on if it now wants
     /// to be (a first observer was added).
-    func kick() {
+    package func kick() {
         guard let journal, journal.isWritable else { return }
         // Moving the counter makes a watcher about to sleep look instead; the wake reaches one
         // asleep. (Other stores' watchers look too, and find nothing new.)
@@ -200,7 +200,7 @@ final class JournalWatch: @unchecked Sendable {
     }
 
     /// Stops the watch and waits until `look` will not be called again.
-    func stop() {
+    package func stop() {
         let wasStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped

@@ -27,14 +27,14 @@ import Foundation
 ///   they dropped from the journal. So a process killed at any instant leaves every record either
 ///   still in the journal or in SQLite with its sequence number below the mark: nothing applied
 ///   twice, nothing lost.
-final class Journal: @unchecked Sendable {
+package final class Journal: @unchecked Sendable {
     /// Where things are in the file.
-    enum Layout {
+    package enum Layout {
         static let magic = Array("PrefsJnl".utf8)
         /// The earlier, signal-only form of the file (no data): replaced by a journal when found.
         static let signalMagic = Array("PrefsSig".utf8)
         static let version: UInt32 = 2
-        static let headerSize = 4096
+        package static let headerSize = 4096
         // Every field's place comes from the C struct `prefs_journal_header` (`prefs_shared.h`),
         // whose assertions fix the layout; a test checks the design document's table against it.
         static let versionOffset = offset(\.version)
@@ -42,7 +42,7 @@ final class Journal: @unchecked Sendable {
         static let sleepersOffset = offset(\.sleepers)
         static let writingOffset = offset(\.writing)
         static let lockKindOffset = offset(\.lock_kind)
-        static let sequenceOffset = offset(\.sequence)
+        package static let sequenceOffset = offset(\.sequence)
         static let writeOffsetOffset = offset(\.write_offset)
         static let baseOffset = offset(\.base_sequence)
         static let generationOffset = offset(\.generation)
@@ -70,7 +70,7 @@ final class Journal: @unchecked Sendable {
         ///
         /// Address space only; pages are used as records fill them. Mobile systems give a process
         /// less address space, and 32-bit ones little at all.
-        static let reservation: Int = {
+        package static let reservation: Int = {
             #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
                 return MemoryLayout<Int>.size == 8 ? 256 << 20 : 32 << 20
             #else
@@ -83,15 +83,15 @@ final class Journal: @unchecked Sendable {
         ///
         /// SQLite keeps them as signed 64-bit integers. A million writes a second would take
         /// 146,000 years to reach it.
-        static let sequenceLimit: UInt64 = 1 << 62
+        package static let sequenceLimit: UInt64 = 1 << 62
     }
 
     /// The database the journal belongs to (errors name it).
     let databasePath: String
     /// `<name>-prefs`.
-    let path: String
+    package let path: String
     /// False when the file could only be opened for reading: the store is then read-only.
-    let isWritable: Bool
+    package let isWritable: Bool
     /// The notify(3) name writers post to on Apple platforms.
     let notificationName: String
     let descriptor: Int32
@@ -102,14 +102,7 @@ final class Journal: @unchecked Sendable {
     let reporter: Reporter
 
     /// Says what happened to the journal at a path (`path`, `message`).
-    typealias Reporter = @Sendable (_ path: String, _ message: String) -> Void
-
-    /// The reporter that hands notices to `diagnostics`.
-    static func reporter(_ diagnostics: PreferenceDiagnostics) -> Reporter {
-        { path, message in
-            diagnostics.report(PreferenceIssue(key: "", store: path, kind: .storeNotice(message)))
-        }
-    }
+    package typealias Reporter = @Sendable (_ path: String, _ message: String) -> Void
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
@@ -159,22 +152,24 @@ final class Journal: @unchecked Sendable {
         (mapping + offset).assumingMemoryBound(to: UInt32.self)
     }
 
-    func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+    package func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
         (mapping + offset).assumingMemoryBound(to: UInt64.self)
     }
 
     /// The last record's sequence number (or the base, when there is none).
-    var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
+    package var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
     /// Where the records end.
-    var writeOffset: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.writeOffsetOffset))) }
+    package var writeOffset: Int {
+        Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.writeOffsetOffset)))
+    }
     /// Records with this sequence number or lower were moved into SQLite and dropped.
-    var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
+    package var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
     /// Changes (to odd, then to even) whenever records are moved within the file.
-    var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
+    package var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
     /// The size writers grew the file to.
     var fileSize: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.fileSizeOffset))) }
     /// The bytes of records the journal holds.
-    var usedBytes: Int { writeOffset - Layout.headerSize }
+    package var usedBytes: Int { writeOffset - Layout.headerSize }
 
     /// The futex word: one more after every record.
     var counter: UnsafeMutablePointer<UInt32> { word32(Layout.counterOffset) }
@@ -186,7 +181,7 @@ final class Journal: @unchecked Sendable {
 
     /// The bytes from `offset` in place, for a reader that knows they hold still (a checkpoint:
     /// it holds SQLite's write lock, without which nobody moves records).
-    func bytesInPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+    package func bytesInPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: mapping + offset, count: count)
     }
 
@@ -211,7 +206,7 @@ final class Journal: @unchecked Sendable {
     /// keeps every other process out): the operations that change records require it.
     ///
     /// (Not `Locked<State>`, the in-process lock around a value.)
-    struct LockHeld {
+    package struct LockHeld {
         fileprivate let journal: Journal
 
         /// The proof while opening, under the opening lock (see `prefs_open_begin`).
@@ -227,7 +222,7 @@ final class Journal: @unchecked Sendable {
     /// (opening passes it): a base above it is a lie (records are dropped only after SQLite
     /// committed them), lowered to it before the records are checked, so no whole record that
     /// SQLite lacks is thrown away.
-    func withLock<Result>(
+    package func withLock<Result>(
         timeout: Duration, checkingBaseAgainst checkpointed: (() throws -> UInt64)? = nil,
         _ body: (LockHeld) throws -> Result
     ) throws -> Result {
@@ -235,7 +230,7 @@ final class Journal: @unchecked Sendable {
     }
 
     /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
-    func withLock<Result>(
+    package func withLock<Result>(
         timeoutMilliseconds timeout: Int64, checkpointed: (() throws -> UInt64)? = nil,
         _ body: (LockHeld) throws -> Result
     ) throws -> Result {
@@ -252,8 +247,8 @@ final class Journal: @unchecked Sendable {
                 "this thread already holds the journal lock of \(path): a write to another store on the same file from inside a transaction would wait for itself"
             )
         default:
-            throw SQLiteStoreError(
-                path: databasePath, kind: .other, failedTo: "take the journal lock of \(path)", errno: errno)
+            throw JournalError(
+                .other, path: databasePath, failedTo: "take the journal lock of \(path)", errno: errno)
         }
         defer { lock.release() }
         try checkNotCutUnderMapping()
@@ -273,10 +268,10 @@ final class Journal: @unchecked Sendable {
     }
 
     /// Asks the next holder of the lock to check the records (a reader found a damaged one).
-    func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
+    package func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
 
-    func error(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
-        SQLiteStoreError(path: databasePath, kind: kind, message: message)
+    func error(_ kind: JournalError.Kind, _ message: String) -> JournalError {
+        JournalError(kind, path: databasePath, message)
     }
 
     // MARK: - Writing (holding the lock)
@@ -285,7 +280,7 @@ final class Journal: @unchecked Sendable {
     ///
     /// Throws `.diskFull` or `.tooLarge`
     /// when the file cannot grow to hold it, with nothing written.
-    func append(_ record: [UInt8], locked: LockHeld) throws -> Int {
+    package func append(_ record: [UInt8], locked: LockHeld) throws -> Int {
         let start = writeOffset
         let end = start + record.count
         if end > fileSize { try grow(toHold: end) }
@@ -327,8 +322,8 @@ final class Journal: @unchecked Sendable {
             let written = pwrite(descriptor, zeros, min(zeros.count, end - offset), off_t(offset))
             guard written > 0 else {
                 // What was added stays (zeros beyond the records); the header keeps the old size.
-                throw SQLiteStoreError(
-                    path: databasePath, kind: .other, failedTo: "grow the journal \(path)", errno: errno)
+                throw JournalError(
+                    .other, path: databasePath, failedTo: "grow the journal \(path)", errno: errno)
             }
             offset += written
         }
@@ -336,13 +331,13 @@ final class Journal: @unchecked Sendable {
 
     /// Increments the change counter; true when a watcher sleeps and must be woken (after the
     /// lock is released).
-    func announce(locked: LockHeld) -> Bool {
+    package func announce(locked: LockHeld) -> Bool {
         _ = prefs_atomic_increment(counter)
         return prefs_atomic_exchange(sleepers, 0) != 0
     }
 
     /// Wakes every watcher of the file, in every process.
-    func wakeWatchers() {
+    package func wakeWatchers() {
         _ = prefs_futex_wake_all(counter)
         #if canImport(Darwin)
             _ = prefs_notify_post(notificationName)
@@ -357,28 +352,34 @@ final class Journal: @unchecked Sendable {
     ///
     /// `written`: the bytes of the record just written, when only they (and the header) need
     /// writing back; a checkpoint that moved them meanwhile synced their copy itself.
-    func sync(_ written: Range<Int>? = nil) throws {
+    package func sync(_ written: Range<Int>? = nil) throws {
         // The record just written lies in the mapping (no `fstat` on a write's path); the whole
         // journal is bounded by the file as it is now.
         let range =
             written
             ?? (0..<min(max(writeOffset, Layout.headerSize), min(actualFileSize(), Layout.reservation)))
         guard prefs_sync_mapped(mapping, range.lowerBound, range.count, descriptor) == 0 else {
-            throw SQLiteStoreError(
-                path: databasePath, kind: .other, failedTo: "sync the journal \(path)", errno: errno)
+            throw JournalError(
+                .other, path: databasePath, failedTo: "sync the journal \(path)", errno: errno)
         }
     }
 
     /// Marks the journal as written by a `.powerSafe` store: from now on every move of records
     /// inside it is synced step by step (see ``drop(through:knownStart:locked:duringMove:)``).
-    func noteAPowerSafeWriter() {
+    package func noteAPowerSafeWriter() {
         prefs_atomic_store(word32(Layout.powerSafeWritersOffset), 1)
     }
 
     /// Where a watcher's read of the header stands; see ``RecordScan``.
-    struct Position: Equatable {
-        var sequence: UInt64
-        var generation: UInt64
-        var offset: Int
+    package struct Position: Equatable {
+        package var sequence: UInt64
+        package var generation: UInt64
+        package var offset: Int
+
+        package init(sequence: UInt64, generation: UInt64, offset: Int) {
+            self.sequence = sequence
+            self.generation = generation
+            self.offset = offset
+        }
     }
 }

@@ -12,7 +12,7 @@ extension Journal {
     ///
     /// `known` is where the records after `checkpointed` start, when the caller knows it (it
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
-    func drop(
+    package func drop(
         through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
         locked: LockHeld, duringMove: (() -> Void)? = nil
     ) {
@@ -126,7 +126,7 @@ extension Journal {
     /// a move already made cannot be undone (the next `.powerSafe` write syncs again, and throws).
     func syncQuietly(from start: Int, count: Int) {
         if prefs_sync_mapped(mapping, start, count, descriptor) != 0 {
-            report("cannot sync the journal while moving records: \(SQLiteStoreError.systemReason(errno))")
+            report("cannot sync the journal while moving records: \(JournalError.systemReason(errno))")
         }
     }
 
@@ -136,7 +136,7 @@ extension Journal {
     /// number): readers then find the journal behind them and
     /// catch up from SQLite. The base goes up before the number, inside an odd generation, so no
     /// reader takes the new number for records it has applied.
-    func dropEverything(through sequence: UInt64, locked: LockHeld) {
+    package func dropEverything(through sequence: UInt64, locked: LockHeld) {
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()
         set(Layout.baseOffset, sequence)
@@ -147,7 +147,7 @@ extension Journal {
 
     /// Where the first record numbered after `sequence` starts (or `end`), reading only the
     /// records' headers.
-    func start(after sequence: UInt64, upTo end: Int) -> Int {
+    package func start(after sequence: UInt64, upTo end: Int) -> Int {
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: end, after: 0)
         var offset = Layout.headerSize
         while let record = scan.nextHeader() {

@@ -12,83 +12,20 @@ import Foundation
 /// | 8 | sequence number |
 /// | 4 | number of entries |
 /// | … | each entry: key length (4), value length (4; `0xFFFFFFFF` for a removal), the key's UTF-8, the value's stored encoding |
-struct JournalRecord {
-    struct Entry {
-        let key: StoreKey
-        /// The value's stored encoding (``PropertyListValue/storedEncoding()``), or `nil` for a removal.
-        let encodedValue: Data?
+package struct JournalRecord {
+    /// One entry of a decoded record.
+    package struct Entry {
+        package let key: String
+        /// The value's stored encoding (what the store wrote through ``RecordWriter``), or `nil`
+        /// for a removal.
+        package let encodedValue: Data?
     }
 
-    let sequence: UInt64
-    let entries: [Entry]
+    package let sequence: UInt64
+    package let entries: [Entry]
 
-    static let headerSize = 20
+    package static let headerSize = 20
     static let removal = UInt32.max
-
-    /// The bytes of a record holding `writes` (`count` of them).
-    static func encode(
-        _ writes: some Sequence<(key: StoreKey, value: PropertyListValue?)>, count: Int, sequence: UInt64
-    ) -> [UInt8] {
-        var bytes = header(sequence: sequence, count: count)
-        for (key, value) in writes {
-            append(UInt32(key.name.utf8.count), to: &bytes)
-            let lengthOffset = bytes.count
-            append(removal, to: &bytes)
-            bytes.append(contentsOf: key.name.utf8)
-            if let value {
-                let start = bytes.count
-                value.appendStoredEncoding(to: &bytes)
-                let length = UInt32(bytes.count - start).littleEndian
-                bytes.withUnsafeMutableBytes {
-                    $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self)
-                }
-            }
-        }
-        seal(&bytes)
-        return bytes
-    }
-
-    /// The bytes of a record holding `writes`.
-    static func encode(_ writes: [StoreKey: ValueChange], sequence: UInt64) -> [UInt8] {
-        encode(
-            writes.lazy.map { (key: $0.key, value: $0.value.newValue) }, count: writes.count,
-            sequence: sequence)
-    }
-
-    /// The bytes of a record holding entries already encoded.
-    static func encode(_ entries: [Entry], sequence: UInt64) -> [UInt8] {
-        var bytes = header(sequence: sequence, count: entries.count)
-        for entry in entries {
-            append(UInt32(entry.key.name.utf8.count), to: &bytes)
-            append(entry.encodedValue.map { UInt32($0.count) } ?? removal, to: &bytes)
-            bytes.append(contentsOf: entry.key.name.utf8)
-            if let encoded = entry.encodedValue { bytes.append(contentsOf: encoded) }
-        }
-        seal(&bytes)
-        return bytes
-    }
-
-    /// A record's first bytes; the length and checksum are filled in by ``seal(_:)``.
-    private static func header(sequence: UInt64, count: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        append(UInt32(0), to: &bytes)
-        append(UInt32(0), to: &bytes)
-        append(sequence, to: &bytes)
-        append(UInt32(count), to: &bytes)
-        return bytes
-    }
-
-    /// Fills in the length and checksum, and pads the record.
-    private static func seal(_ bytes: inout [UInt8]) {
-        let length = bytes.count
-        bytes.withUnsafeMutableBytes { buffer in
-            buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
-            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
-            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
-        }
-        bytes.append(contentsOf: repeatElement(0, count: padding(length)))
-    }
 
     /// The sequence number of an encoded record.
     static func sequence(of record: [UInt8]) -> UInt64 {
@@ -96,13 +33,6 @@ struct JournalRecord {
     }
 
     static func padding(_ length: Int) -> Int { (8 - length % 8) % 8 }
-
-    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
-        // Byte by byte, little-endian: cheaper than a buffer append for four or eight bytes.
-        for shift in stride(from: 0, to: Integer.bitWidth, by: 8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
-        }
-    }
 
     /// Decodes a record's bytes (length and checksum already checked), or says what is wrong.
     static func decode(_ bytes: [UInt8]) -> Result<JournalRecord, RecordProblem> {
@@ -122,17 +52,80 @@ struct JournalRecord {
     }
 }
 
+/// The one encoder of records: entries added one by one, each key's UTF-8 and the bytes its value
+/// writes (the journal never reads values; the store gives and takes their stored encoding), then
+/// sealed with the length and checksum.
+///
+/// ```swift
+/// var writer = RecordWriter(sequence: 8, count: 2)
+/// writer.add(key: "volume") { $0.append(contentsOf: encoded) }
+/// writer.addRemoval(key: "theme")
+/// journal.append(writer.sealed(), locked: locked)
+/// ```
+package struct RecordWriter {
+    private var bytes: [UInt8] = []
+
+    /// A record numbered `sequence` that will hold `count` entries.
+    package init(sequence: UInt64, count: Int) {
+        bytes.reserveCapacity(64)
+        append(UInt32(0))  // the length, filled in by `sealed()`
+        append(UInt32(0))  // the checksum, likewise
+        append(sequence)
+        append(UInt32(count))
+    }
+
+    /// Adds an entry setting `key` to the bytes `writeValue` appends.
+    package mutating func add(key: String, writeValue: (inout [UInt8]) -> Void) {
+        append(UInt32(key.utf8.count))
+        let lengthOffset = bytes.count
+        append(JournalRecord.removal)
+        bytes.append(contentsOf: key.utf8)
+        let start = bytes.count
+        writeValue(&bytes)
+        let length = UInt32(bytes.count - start).littleEndian
+        bytes.withUnsafeMutableBytes {
+            $0.storeBytes(of: length, toByteOffset: lengthOffset, as: UInt32.self)
+        }
+    }
+
+    /// Adds an entry removing `key`.
+    package mutating func addRemoval(key: String) {
+        append(UInt32(key.utf8.count))
+        append(JournalRecord.removal)
+        bytes.append(contentsOf: key.utf8)
+    }
+
+    /// The record's bytes: length and checksum filled in, padded to a multiple of 8.
+    package consuming func sealed() -> [UInt8] {
+        let length = bytes.count
+        bytes.withUnsafeMutableBytes { buffer in
+            buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
+            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
+            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+        bytes.append(contentsOf: repeatElement(0, count: JournalRecord.padding(length)))
+        return bytes
+    }
+
+    private mutating func append<Integer: FixedWidthInteger>(_ value: Integer) {
+        // Byte by byte, little-endian: cheaper than a buffer append for four or eight bytes.
+        for shift in stride(from: 0, to: Integer.bitWidth, by: 8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
+    }
+}
+
 /// The one parser of a record's entries, which every reader of records uses (a decoded copy, a
 /// checkpoint reading in place): every bound and every key's UTF-8 is checked before the first
 /// entry is handed out, so a record counts all or nothing.
-enum RecordEntries {
+package enum RecordEntries {
     /// Calls `each` with every entry of `record`, or says what is wrong.
     ///
     /// `record` is a whole record, header included, its length and checksum already checked.
     /// `each` gets the key, and where its value's stored encoding lies in
     /// `record` (`nil` for a removal). Returns what is wrong instead, having called nothing.
-    static func read(
-        _ record: UnsafeRawBufferPointer, _ each: (_ key: StoreKey, _ value: Range<Int>?) -> Void
+    package static func read(
+        _ record: UnsafeRawBufferPointer, _ each: (_ key: String, _ value: Range<Int>?) -> Void
     ) -> RecordProblem? {
         func read32(_ at: Int) -> Int {
             Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
@@ -161,7 +154,7 @@ enum RecordEntries {
                     }
                 } else {
                     let value = isRemoval ? nil : (at + keyLength)..<(at + keyLength + valueLength)
-                    each(StoreKey(String(decoding: keyBytes, as: UTF8.self)), value)
+                    each(String(decoding: keyBytes, as: UTF8.self), value)
                 }
                 at += keyLength + valueLength
             }
@@ -172,8 +165,8 @@ enum RecordEntries {
 }
 
 /// Why a record was not accepted.
-struct RecordProblem: Error, CustomStringConvertible {
-    let description: String
+package struct RecordProblem: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }
 
@@ -182,17 +175,17 @@ struct RecordProblem: Error, CustomStringConvertible {
 ///
 /// A scan without the lock may read bytes a compaction is moving; the caller checks the
 /// journal's generation afterwards and throws away what it read when it changed.
-struct RecordScan {
+package struct RecordScan {
     let journal: Journal
     let end: Int
     /// Where the next record starts (after the last good one).
-    private(set) var offset: Int
+    package private(set) var offset: Int
     /// The sequence number of the last good record (or the one given to start after).
-    private(set) var lastSequence: UInt64
+    package private(set) var lastSequence: UInt64
     /// Why the scan stopped before `end`, when it did.
-    private(set) var failure: String?
+    package private(set) var failure: String?
 
-    init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
+    package init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
         self.journal = journal
         self.offset = offset
         self.end = end
@@ -200,7 +193,7 @@ struct RecordScan {
     }
 
     /// The next record, decoded; `nil` at the end or at the first bad record (see ``failure``).
-    mutating func next() -> JournalRecord? {
+    package mutating func next() -> JournalRecord? {
         guard let length = nextLength() else { return nil }
         // The order first: an old record left past the end is neither copied nor checked.
         guard journal.load(UInt64.self, at: offset + 8) > lastSequence else {
@@ -226,9 +219,9 @@ struct RecordScan {
     }
 
     /// Where an entry's value lies in the journal, as ``nextInPlace(_:)`` hands it out.
-    struct ValueBytes {
-        let offset: Int
-        let count: Int
+    package struct ValueBytes {
+        package let offset: Int
+        package let count: Int
     }
 
     /// The next record, checked like ``next()`` but read in place.
@@ -239,7 +232,9 @@ struct RecordScan {
     /// ``Journal/bytesInPlace(at:count:)``).
     ///
     /// Records numbered up to `skipped` are stepped over unread (a checkpoint has them already).
-    mutating func nextInPlace(skipping skipped: UInt64 = 0, _ handle: (UInt64, StoreKey, ValueBytes?) -> Void)
+    package mutating func nextInPlace(
+        skipping skipped: UInt64 = 0, _ handle: (UInt64, String, ValueBytes?) -> Void
+    )
         -> UInt64?
     {
         guard let length = nextLength() else { return nil }

@@ -10,7 +10,7 @@ extension Journal {
     ///
     /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
     /// Returns `nil` when the store is read-only and no journal can be read.
-    static func open(
+    package static func open(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
         timeout: Duration, reporter: @escaping Reporter
     ) throws -> Journal? {
@@ -25,9 +25,9 @@ extension Journal {
             case .movedAside: continue
             }
         }
-        throw SQLiteStoreError(
-            path: databasePath, kind: .cannotOpen,
-            message: "no journal could be made at \(databasePath)-prefs"
+        throw JournalError(
+            .cannotOpen, path: databasePath,
+            "no journal could be made at \(databasePath)-prefs"
         )
     }
 
@@ -42,8 +42,8 @@ extension Journal {
         timeout: Duration, reporter: @escaping Reporter
     ) throws -> Opening {
         let path = databasePath + "-prefs"
-        func failure(_ kind: SQLiteStoreError.Kind, _ message: String) -> SQLiteStoreError {
-            SQLiteStoreError(path: databasePath, kind: kind, message: message)
+        func failure(_ kind: JournalError.Kind, _ message: String) -> JournalError {
+            JournalError(kind, path: databasePath, message)
         }
         guard let opened = try OpenedFile.open(path, databasePath: databasePath, writable: writable) else {
             return .opened(nil)
@@ -113,8 +113,8 @@ extension Journal {
         guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, opened.descriptor, 0),
             mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
         else {
-            throw SQLiteStoreError(
-                path: databasePath, kind: .cannotOpen, failedTo: "map the journal \(path)", errno: errno)
+            throw JournalError(
+                .cannotOpen, path: databasePath, failedTo: "map the journal \(path)", errno: errno)
         }
         let lock = JournalLock(
             kind: kind, memory: mapping + Layout.lockOffset, thread: threadLock, descriptor: opened.descriptor
@@ -149,7 +149,7 @@ extension Journal {
     /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`.
     private static func beginOpening(
         _ descriptor: Int32, _ threadLock: ThreadLock, timeout: Duration, path: String,
-        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+        failure: (JournalError.Kind, String) -> JournalError
     ) throws {
         switch prefs_open_begin(descriptor, threadLock.pointer, Int64(timeout.wholeMilliseconds)) {
         case Int32(PREFS_LOCK_ACQUIRED): return
@@ -164,7 +164,7 @@ extension Journal {
         default:
             throw failure(
                 .cannotOpen,
-                "cannot lock the journal \(path) to open it: \(SQLiteStoreError.systemReason(errno))")
+                "cannot lock the journal \(path) to open it: \(JournalError.systemReason(errno))")
         }
     }
 
@@ -172,7 +172,7 @@ extension Journal {
     /// process's own for a new journal, or when nobody else has the file open.
     private static func chooseLockKind(
         found: Int32?, isSoleUser: Bool, path: String,
-        failure: (SQLiteStoreError.Kind, String) -> SQLiteStoreError
+        failure: (JournalError.Kind, String) -> JournalError
     ) throws -> Int32 {
         let wanted = JournalLock.processKind
         guard let found, found != wanted, !isSoleUser else { return wanted }
@@ -215,11 +215,11 @@ extension Journal {
     private func create(continuingFrom stored: UInt64) throws {
         // Grown before the header is written: every page the mapping touches then exists.
         guard ftruncate(descriptor, 0) == 0 else {
-            throw SQLiteStoreError(
-                path: databasePath, kind: .cannotOpen, failedTo: "create the journal \(path)", errno: errno)
+            throw JournalError(
+                .cannotOpen, path: databasePath, failedTo: "create the journal \(path)", errno: errno)
         }
         let size = Layout.headerSize + Layout.growthStep
-        do { try extendFile(from: 0, to: size) } catch let failure as SQLiteStoreError {
+        do { try extendFile(from: 0, to: size) } catch let failure as JournalError {
             // Leave no half-made journal behind: the next opener starts again.
             _ = ftruncate(descriptor, 0)
             throw failure
@@ -229,8 +229,8 @@ extension Journal {
             #if os(Linux)
                 let failure = prefs_lock_init(mapping + Layout.lockOffset)
                 guard failure == 0 else {
-                    throw SQLiteStoreError(
-                        path: databasePath, kind: .cannotOpen, failedTo: "make the journal lock",
+                    throw JournalError(
+                        .cannotOpen, path: databasePath, failedTo: "make the journal lock",
                         errno: failure)
                 }
             #endif

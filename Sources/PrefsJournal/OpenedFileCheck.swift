@@ -18,13 +18,13 @@ import Foundation
 ///   away and another put in its place keeps its links: a `stat` of the path finds it, at most
 ///   once a millisecond.
 /// - **Elsewhere**: `stat` of the path before each write, comparing device and inode.
-final class OpenedFileCheck: Sendable {
+package final class OpenedFileCheck: Sendable {
     let path: String
     let opened: FileIdentity?
     /// The `O_PATH` descriptor (Linux), or -1.
     private let descriptor: Int32
 
-    init(path: String, opened: FileIdentity?) {
+    package init(path: String, opened: FileIdentity?) {
         self.path = path
         self.opened = opened
         #if os(Linux)
@@ -42,10 +42,10 @@ final class OpenedFileCheck: Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// Throws ``SQLiteStoreError/Kind/replaced`` when the path no longer names the opened file.
+    /// Throws ``JournalError/Kind/replaced`` when the path no longer names the opened file.
     ///
     /// `lastFullCheck` is when the path was last looked up (nanoseconds of a monotonic clock).
-    func verify(lastFullCheck: inout UInt64) throws {
+    package func verify(lastFullCheck: inout UInt64) throws {
         guard let opened else { return }
         if descriptor >= 0 {
             var info = stat()
@@ -59,9 +59,9 @@ final class OpenedFileCheck: Sendable {
         throw replaced(by: found)
     }
 
-    private func replaced(by found: FileIdentity?) -> SQLiteStoreError {
-        SQLiteStoreError(
-            path: path, kind: .replaced,
-            message: found == nil ? "no file is at the path any more" : "another file is at the path now")
+    private func replaced(by found: FileIdentity?) -> JournalError {
+        JournalError(
+            .replaced, path: path,
+            found == nil ? "no file is at the path any more" : "another file is at the path now")
     }
 }

@@ -1,0 +1,30 @@
+import Foundation
+
+/// A file's device and inode: what stays the same while a path keeps naming the same file.
+///
+/// ```swift
+/// FileIdentity(path: path) == FileIdentity(descriptor: descriptor)  // the path still names it
+/// ```
+package struct FileIdentity: Hashable, Sendable {
+    package let device: UInt64
+    package let inode: UInt64
+
+    /// The identity of the file open at `descriptor`, or `nil` when `fstat` fails.
+    package init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    /// The identity of the file at `path` now, or `nil` when there is none.
+    package init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    private init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
+}
