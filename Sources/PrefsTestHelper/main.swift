@@ -97,169 +97,248 @@ func argument(_ index: Int) -> String {
     return arguments[index]
 }
 
-do {
-    switch mode {
-    case "store-write":
-        let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
-        try store.setValue(parse(argument(4), as: argument(3)), forKey: argument(2))
-    case "plain-write":
-        let plain = defaults(argument(1))
-        plain.set(parse(argument(4), as: argument(3)).foundationObject, forKey: argument(2))
-        guard plain.synchronize() else { fail("synchronize failed") }
-    case "plain-read":
-        print(plainRead(defaults(argument(1)), argument(2), argument(3)))
-    case "store-read":
-        let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
-        print(storeRead(store.value(forKey: argument(2)), argument(3)))
-    case "sqlite-write":
-        let prefs = sqlite(argument(1))
-        for index in 0..<(Int(argument(3)) ?? 0) {
-            try prefs.set(index, for: Preferences.Key<Int>("\(argument(2)).\(index)", default: -1))
-        }
-    case "sqlite-increment":
-        try ChildWork.increments(of: argument(2), in: sqlite(argument(1)), count: Int(argument(3)) ?? 0)
-    case "sqlite-ack-writer":
-        // PATH [FILL] [PAUSE-µs] [COUNT]: writes k<i> = i (a string of i and FILL x's when FILL > 0),
-        // then `latest` = i, from one past the stored `latest`, and prints each i once both returned.
-        try ChildWork.acknowledgedWrites(
-            to: sqlite(argument(1)), fill: arguments.count > 2 ? Int(argument(2)) ?? 0 : 0,
-            pauseMicroseconds: arguments.count > 3 ? UInt32(argument(3)) ?? 0 : 0,
-            count: arguments.count > 4 ? Int(argument(4)) ?? .max : .max
-        ) { index in ChildWork.say("\(index)") }
-    case "sqlite-ack-updater":
-        // PATH: sets a, b and c to one number in each update, printing each number once it returned.
-        let prefs = sqlite(argument(1))
-        let keys = ["a", "b", "c"].map { Preferences.Key<Int>($0, default: 0) }
-        var number = prefs[keys[0]] + 1
-        while true {
-            try prefs.update { p in for key in keys { p[key] = number } }
-            FileHandle.standardOutput.write(Data("\(number)\n".utf8))
-            number += 1
-        }
-    case "sqlite-killed-checkpoint":
-        // PATH STEP COUNT: writes k<i> = i (i from one past `latest`) and `latest`, then moves the
-        // journal into SQLite and kills itself with SIGKILL at STEP of that move.
-        let path = argument(1)
-        let step = SQLiteStore.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
-        var options = SQLiteStore.Options()
-        options.faults.atCheckpointStep = { reached in
-            if reached == step { kill(getpid(), SIGKILL) }
-        }
-        let store = try SQLiteStore(path: path, options: options)
-        var latest: Int64 = -1
-        if case .integer(let stored)? = store.value(forKey: "latest") { latest = stored }
-        let count: Int64 = Int64(argument(3)) ?? 100
-        for index in (latest + 1)...(latest + count) {
-            try store.setValue(.integer(index), forKey: "k\(index)")
-            try store.setValue(.integer(index), forKey: "latest")
-        }
-        try store.flush()
-        fail("the checkpoint did not reach \(step)")
-    case "sqlite-killed-move":
-        // PATH COUNT: writes k<i> = i for COUNT values, then moves the journal into SQLite; while
-        // the move commits, writes m<j> = j for 50 more, which stay in the journal and are copied
-        // to its top; kills itself with SIGKILL half-way through that copy.
-        let path = argument(1)
-        // Another store of the same file writes during the checkpoint (the store checkpointing
-        // holds its own writer lock only between writes).
-        let other = try SQLiteStore(path: path)
-        var options = SQLiteStore.Options()
-        options.faults.atCheckpointStep = { reached in
-            if reached == .afterCommit {
-                for index in 0..<50 { try? other.setValue(.integer(Int64(index)), forKey: "m\(index)") }
-            }
-            if reached == .duringMove { kill(getpid(), SIGKILL) }
-        }
-        let store = try SQLiteStore(path: path, options: options)
-        for index in 0..<(Int64(argument(2)) ?? 100) {
-            try store.setValue(.integer(index), forKey: "k\(index)")
-        }
-        try store.flush()
-        fail("the checkpoint did not reach the move")
-    case "sqlite-dump":
-        // PATH: every key and value, sorted, one per line.
-        for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: {
-            $0.key.name < $1.key.name
-        }) {
-            print("\(key.name)=\(value)")
-        }
-    case "sqlite-indices":
-        // PATH: what sqlite-ack-writer left, compactly: each i whose k<i> holds what that writer
-        // wrote, "bad k<i>" for a key holding anything else, and "latest N".
-        let store = try SQLiteStore(path: argument(1))
-        for key in store.keys() where key.hasPrefix("k") {
-            guard let index = Int(key.dropFirst()) else { continue }
-            switch store.value(forKey: key) {
-            case .integer(let number)? where number == index: print(index)
-            case .string(let text)?
-            where text.drop(while: \.isNumber).allSatisfy({ $0 == "x" })
-                && Int(text.prefix(while: \.isNumber)) == index:
-                print(index)
-            default: print("bad \(key)")
-            }
-        }
-        if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
-    case "sqlite-killed-move-in":
-        // PATH SUITE STEP: writes d0 … d99 into the UserDefaults suite SUITE (an absolute path),
-        // then moves it into the store at PATH, killing itself with SIGKILL at STEP
-        // (beforeCommit or afterCommit) of that move.
-        let step = SQLiteStore.CheckpointStep(rawValue: argument(3)) ?? .beforeCommit
-        guard let suite = UserDefaults(suiteName: argument(2)) else { fail("no suite \(argument(2))") }
-        for index in 0..<100 { suite.set(index, forKey: "d\(index)") }
-        _ = suite.synchronize()
-        var options = SQLiteStore.Options()
-        options.faults.atCheckpointStep = { reached in
-            if reached == step { kill(getpid(), SIGKILL) }
-        }
-        let store = try SQLiteStore(path: argument(1), options: options)
-        try store.setValue(.integer(-1), forKey: "d0")  // a key the store has: kept
-        try store.moveIn(fromUserDefaultsDomain: argument(2), using: suite)
-        fail("the move-in did not reach \(step)")
-    case "sqlite-hold-lock":
-        // PATH: writes `held` = 1, then holds the journal's lock (inside an update) until killed,
-        // as a writer stopped in the middle of a write does; prints "holding" once it does.
-        let prefs = sqlite(argument(1))
-        try prefs.store.setValue(.integer(1), forKey: "held")
-        try prefs.update { _ in
-            ChildWork.say("holding")
-            while true { pause() }
-        }
-    case "sqlite-nested-update":
-        // PATH: an update inside an update on the same store: a misuse, which stops the program
-        // with a message (CI runs it from a release build: the message must survive -O).
-        let prefs = sqlite(argument(1))
-        try prefs.update { _ in try prefs.update { _ in } }
-    case "sqlite-set":
-        try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
-    case "standard-write":
-        try Preferences.standard.store.setValue(.string(argument(2)), forKey: argument(1))
-        print(SQLiteStore.defaultPath())
-    #if PREFS_POSTGRESQL
-        case "pg-write":
-            let store = try PostgresStore(url: argument(1), namespace: argument(2))
-            for index in 0..<(Int(argument(4)) ?? 0) {
-                try store.setValue(.integer(Int64(index)), forKey: "\(argument(3)).\(index)")
-            }
-        case "pg-increment":
-            let prefs = Preferences(store: try PostgresStore(url: argument(1), namespace: argument(2)))
-            let key = Preferences.Key<Int>(argument(3), default: 0)
-            for _ in 0..<(Int(argument(4)) ?? 0) { try prefs.update { p in p[key] += 1 } }
-        case "pg-set":
-            try PostgresStore(url: argument(1), namespace: argument(2)).setValue(
-                .string(argument(4)), forKey: argument(3))
-        case "pg-ack-writer":
-            let store = try PostgresStore(url: argument(1), namespace: argument(2))
-            _ = FileManager.default.createFile(atPath: argument(3), contents: nil)
-            guard let acknowledgements = FileHandle(forWritingAtPath: argument(3)) else {
-                fail("cannot write \(argument(3))")
-            }
-            try ChildWork.acknowledgedWrites(to: Preferences(store: store), retrying: true) { index in
-                acknowledgements.write(Data("\(index)\n".utf8))
-            }
-    #endif
-    default:
-        fail("unknown mode \(mode)")
+/// The `store-write` mode (see the list at the top).
+func storeWrite() throws {
+    let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+    try store.setValue(parse(argument(4), as: argument(3)), forKey: argument(2))
+}
+
+/// The `plain-write` mode (see the list at the top).
+func plainWrite() throws {
+    let plain = defaults(argument(1))
+    plain.set(parse(argument(4), as: argument(3)).foundationObject, forKey: argument(2))
+    guard plain.synchronize() else { fail("synchronize failed") }
+}
+
+/// The `plain-read` mode (see the list at the top).
+func plainRead() throws {
+    print(plainRead(defaults(argument(1)), argument(2), argument(3)))
+}
+
+/// The `store-read` mode (see the list at the top).
+func storeRead() throws {
+    let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+    print(storeRead(store.value(forKey: argument(2)), argument(3)))
+}
+
+/// The `sqlite-write` mode (see the list at the top).
+func sqliteWrite() throws {
+    let prefs = sqlite(argument(1))
+    for index in 0..<(Int(argument(3)) ?? 0) {
+        try prefs.set(index, for: Preferences.Key<Int>("\(argument(2)).\(index)", default: -1))
     }
+}
+
+/// The `sqlite-increment` mode (see the list at the top).
+func sqliteIncrement() throws {
+    try ChildWork.increments(of: argument(2), in: sqlite(argument(1)), count: Int(argument(3)) ?? 0)
+}
+
+/// PATH [FILL] [PAUSE-µs] [COUNT]: writes k<i> = i (a string of i and FILL x's when FILL > 0),
+/// then `latest` = i, from one past the stored `latest`, and prints each i once both returned.
+func sqliteAckWriter() throws {
+    try ChildWork.acknowledgedWrites(
+        to: sqlite(argument(1)), fill: arguments.count > 2 ? Int(argument(2)) ?? 0 : 0,
+        pauseMicroseconds: arguments.count > 3 ? UInt32(argument(3)) ?? 0 : 0,
+        count: arguments.count > 4 ? Int(argument(4)) ?? .max : .max
+    ) { index in ChildWork.say("\(index)") }
+}
+
+/// PATH: sets a, b and c to one number in each update, printing each number once it returned.
+func sqliteAckUpdater() throws {
+    let prefs = sqlite(argument(1))
+    let keys = ["a", "b", "c"].map { Preferences.Key<Int>($0, default: 0) }
+    var number = prefs[keys[0]] + 1
+    while true {
+        try prefs.update { p in for key in keys { p[key] = number } }
+        FileHandle.standardOutput.write(Data("\(number)\n".utf8))
+        number += 1
+    }
+}
+
+/// PATH STEP COUNT: writes k<i> = i (i from one past `latest`) and `latest`, then moves the
+/// journal into SQLite and kills itself with SIGKILL at STEP of that move.
+func sqliteKilledCheckpoint() throws {
+    let path = argument(1)
+    let step = SQLiteStore.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
+    var options = SQLiteStore.Options()
+    options.faults.atCheckpointStep = { reached in
+        if reached == step { kill(getpid(), SIGKILL) }
+    }
+    let store = try SQLiteStore(path: path, options: options)
+    var latest: Int64 = -1
+    if case .integer(let stored)? = store.value(forKey: "latest") { latest = stored }
+    let count: Int64 = Int64(argument(3)) ?? 100
+    for index in (latest + 1)...(latest + count) {
+        try store.setValue(.integer(index), forKey: "k\(index)")
+        try store.setValue(.integer(index), forKey: "latest")
+    }
+    try store.flush()
+    fail("the checkpoint did not reach \(step)")
+}
+
+/// PATH COUNT: writes k<i> = i for COUNT values, then moves the journal into SQLite; while
+/// the move commits, writes m<j> = j for 50 more, which stay in the journal and are copied
+/// to its top; kills itself with SIGKILL half-way through that copy.
+func sqliteKilledMove() throws {
+    let path = argument(1)
+    // Another store of the same file writes during the checkpoint (the store checkpointing
+    // holds its own writer lock only between writes).
+    let other = try SQLiteStore(path: path)
+    var options = SQLiteStore.Options()
+    options.faults.atCheckpointStep = { reached in
+        if reached == .afterCommit {
+            for index in 0..<50 { try? other.setValue(.integer(Int64(index)), forKey: "m\(index)") }
+        }
+        if reached == .duringMove { kill(getpid(), SIGKILL) }
+    }
+    let store = try SQLiteStore(path: path, options: options)
+    for index in 0..<(Int64(argument(2)) ?? 100) {
+        try store.setValue(.integer(index), forKey: "k\(index)")
+    }
+    try store.flush()
+    fail("the checkpoint did not reach the move")
+}
+
+/// PATH: every key and value, sorted, one per line.
+func sqliteDump() throws {
+    for (key, value) in try SQLiteStore(path: argument(1)).snapshot().sorted(by: {
+        $0.key.name < $1.key.name
+    }) {
+        print("\(key.name)=\(value)")
+    }
+}
+
+/// PATH: what sqlite-ack-writer left, compactly: each i whose k<i> holds what that writer
+/// wrote, "bad k<i>" for a key holding anything else, and "latest N".
+func sqliteIndices() throws {
+    let store = try SQLiteStore(path: argument(1))
+    for key in store.keys() where key.hasPrefix("k") {
+        guard let index = Int(key.dropFirst()) else { continue }
+        switch store.value(forKey: key) {
+        case .integer(let number)? where number == index: print(index)
+        case .string(let text)?
+        where text.drop(while: \.isNumber).allSatisfy({ $0 == "x" })
+            && Int(text.prefix(while: \.isNumber)) == index:
+            print(index)
+        default: print("bad \(key)")
+        }
+    }
+    if case .integer(let latest)? = store.value(forKey: "latest") { print("latest \(latest)") }
+}
+
+/// PATH SUITE STEP: writes d0 … d99 into the UserDefaults suite SUITE (an absolute path),
+/// then moves it into the store at PATH, killing itself with SIGKILL at STEP
+/// (beforeCommit or afterCommit) of that move.
+func sqliteKilledMoveIn() throws {
+    let step = SQLiteStore.CheckpointStep(rawValue: argument(3)) ?? .beforeCommit
+    guard let suite = UserDefaults(suiteName: argument(2)) else { fail("no suite \(argument(2))") }
+    for index in 0..<100 { suite.set(index, forKey: "d\(index)") }
+    _ = suite.synchronize()
+    var options = SQLiteStore.Options()
+    options.faults.atCheckpointStep = { reached in
+        if reached == step { kill(getpid(), SIGKILL) }
+    }
+    let store = try SQLiteStore(path: argument(1), options: options)
+    try store.setValue(.integer(-1), forKey: "d0")  // a key the store has: kept
+    try store.moveIn(fromUserDefaultsDomain: argument(2), using: suite)
+    fail("the move-in did not reach \(step)")
+}
+
+/// PATH: writes `held` = 1, then holds the journal's lock (inside an update) until killed,
+/// as a writer stopped in the middle of a write does; prints "holding" once it does.
+func sqliteHoldLock() throws {
+    let prefs = sqlite(argument(1))
+    try prefs.store.setValue(.integer(1), forKey: "held")
+    try prefs.update { _ in
+        ChildWork.say("holding")
+        while true { pause() }
+    }
+}
+
+/// PATH: an update inside an update on the same store: a misuse, which stops the program
+/// with a message (CI runs it from a release build: the message must survive -O).
+func sqliteNestedUpdate() throws {
+    let prefs = sqlite(argument(1))
+    try prefs.update { _ in try prefs.update { _ in } }
+}
+
+/// The `sqlite-set` mode (see the list at the top).
+func sqliteSet() throws {
+    try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
+}
+
+/// The `standard-write` mode (see the list at the top).
+func standardWrite() throws {
+    try Preferences.standard.store.setValue(.string(argument(2)), forKey: argument(1))
+    print(SQLiteStore.defaultPath())
+}
+
+#if PREFS_POSTGRESQL
+    /// The `pg-write` mode (see the list at the top).
+    func pgWrite() throws {
+        let store = try PostgresStore(url: argument(1), namespace: argument(2))
+        for index in 0..<(Int(argument(4)) ?? 0) {
+            try store.setValue(.integer(Int64(index)), forKey: "\(argument(3)).\(index)")
+        }
+    }
+
+    /// The `pg-increment` mode (see the list at the top).
+    func pgIncrement() throws {
+        let prefs = Preferences(store: try PostgresStore(url: argument(1), namespace: argument(2)))
+        let key = Preferences.Key<Int>(argument(3), default: 0)
+        for _ in 0..<(Int(argument(4)) ?? 0) { try prefs.update { p in p[key] += 1 } }
+    }
+
+    /// The `pg-set` mode (see the list at the top).
+    func pgSet() throws {
+        try PostgresStore(url: argument(1), namespace: argument(2)).setValue(
+            .string(argument(4)), forKey: argument(3))
+    }
+
+    /// The `pg-ack-writer` mode (see the list at the top).
+    func pgAckWriter() throws {
+        let store = try PostgresStore(url: argument(1), namespace: argument(2))
+        _ = FileManager.default.createFile(atPath: argument(3), contents: nil)
+        guard let acknowledgements = FileHandle(forWritingAtPath: argument(3)) else {
+            fail("cannot write \(argument(3))")
+        }
+        try ChildWork.acknowledgedWrites(to: Preferences(store: store), retrying: true) { index in
+            acknowledgements.write(Data("\(index)\n".utf8))
+        }
+    }
+#endif
+
+/// Every mode, by the name the tests give it.
+var modes: [String: () throws -> Void] = [
+    "store-write": storeWrite,
+    "plain-write": plainWrite,
+    "plain-read": plainRead,
+    "store-read": storeRead,
+    "sqlite-write": sqliteWrite,
+    "sqlite-increment": sqliteIncrement,
+    "sqlite-ack-writer": sqliteAckWriter,
+    "sqlite-ack-updater": sqliteAckUpdater,
+    "sqlite-killed-checkpoint": sqliteKilledCheckpoint,
+    "sqlite-killed-move": sqliteKilledMove,
+    "sqlite-dump": sqliteDump,
+    "sqlite-indices": sqliteIndices,
+    "sqlite-killed-move-in": sqliteKilledMoveIn,
+    "sqlite-hold-lock": sqliteHoldLock,
+    "sqlite-nested-update": sqliteNestedUpdate,
+    "sqlite-set": sqliteSet,
+    "standard-write": standardWrite,
+]
+#if PREFS_POSTGRESQL
+    modes["pg-write"] = pgWrite
+    modes["pg-increment"] = pgIncrement
+    modes["pg-set"] = pgSet
+    modes["pg-ack-writer"] = pgAckWriter
+#endif
+
+guard let run = modes[mode] else { fail("unknown mode \(mode)") }
+do {
+    try run()
 } catch {
     fail("\(error)")
 }

@@ -553,6 +553,8 @@ private struct BinaryPlistReader {
         try sizedObject(index, depth: depth).value
     }
 
+    /// The object at `index` with how many values it expands to, decoded once (a reference
+    /// used twice is decoded once; one that contains itself, or nests too deeply, is an error).
     private mutating func sizedObject(_ index: Int, depth: Int) throws -> (
         value: PlistFiles.Parsed, size: Int
     ) {
@@ -566,84 +568,94 @@ private struct BinaryPlistReader {
         let marker = try byte(&position)
         let result: (PlistFiles.Parsed, Int)
         switch marker >> 4 {
-        case 0x0:
-            switch marker {
-            case 0x08: result = (.value(.bool(false)), 1)
-            case 0x09: result = (.value(.bool(true)), 1)
-            default: throw error("an object of a type property lists do not have (marker \(marker))")
-            }
-        case 0x1: result = (.value(try integerValue(&position, sizeExponent: Int(marker & 0x0F))), 1)
+        case 0xA: result = try array(&position, marker: marker, depth: depth)
+        case 0xD: result = try dictionary(&position, marker: marker, depth: depth)
+        default: result = (.value(try scalar(&position, marker: marker)), 1)
+        }
+        decoded[index] = result
+        return result
+    }
+
+    /// A value that holds no references: a boolean, number, date, data or string.
+    private mutating func scalar(_ position: inout Int, marker: UInt8) throws -> PropertyListValue {
+        switch marker >> 4 {
+        case 0x0 where marker == 0x08: return .bool(false)
+        case 0x0 where marker == 0x09: return .bool(true)
+        case 0x1: return try integerValue(&position, sizeExponent: Int(marker & 0x0F))
         case 0x2:
             let size = 1 << Int(marker & 0x0F)
             let bits = try fixed(&position, size)
             switch size {
-            case 4: result = (.value(.double(Double(Float(bitPattern: UInt32(bits))))), 1)
-            case 8: result = (.value(.double(Double(bitPattern: bits))), 1)
+            case 4: return .double(Double(Float(bitPattern: UInt32(bits))))
+            case 8: return .double(Double(bitPattern: bits))
             default: throw error("a real of \(size) bytes")
             }
         case 0x3:
             guard marker == 0x33 else { throw error("a date marker \(marker)") }
-            let seconds = Double(bitPattern: try fixed(&position, 8))
-            result = (.value(.date(Date(timeIntervalSinceReferenceDate: seconds))), 1)
-        case 0x4:
-            let count = try length(&position, marker)
-            result = (.value(.data(Data(try take(&position, count)))), 1)
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(&position, 8))))
+        case 0x4: return .data(Data(try take(&position, try length(&position, marker))))
         case 0x5:
-            let count = try length(&position, marker)
-            let raw = try take(&position, count)
+            let raw = try take(&position, try length(&position, marker))
             guard raw.allSatisfy({ $0 < 0x80 }) else { throw error("an ASCII string with a byte over 127") }
-            result = (.value(.string(String(decoding: raw, as: UTF8.self))), 1)
-        case 0x6:
-            let count = try length(&position, marker)
-            guard count <= (bytes.count - position) / 2 else { throw error("a string past the end") }
-            let raw = try take(&position, count * 2)
-            let units = stride(from: raw.startIndex, to: raw.endIndex, by: 2).map {
-                UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1])
-            }
-            var text = String.UnicodeScalarView()
-            var iterator = units.makeIterator()
-            var decoder = UTF16()
-            decoding: while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue(let scalar): text.append(scalar)
-                case .emptyInput: break decoding
-                case .error: throw error("a UTF-16 string with an unpaired surrogate")
-                }
-            }
-            result = (.value(.string(String(text))), 1)
-        case 0xA:
-            let count = try length(&position, marker)
-            let references = try references(&position, count)
-            var elements: [PlistFiles.Parsed] = []
-            var size = 1
-            for reference in references {
-                let element = try sizedObject(reference, depth: depth + 1)
-                elements.append(element.value)
-                size += element.size
-                try checkSize(size)
-            }
-            result = (.array(elements), size)
-        case 0xD:
-            let count = try length(&position, marker)
-            let keys = try references(&position, count)
-            let values = try references(&position, count)
-            var pairs: [(String, PlistFiles.Parsed)] = []
-            var size = 1
-            for (keyIndex, valueIndex) in zip(keys, values) {
-                guard case .value(.string(let key)) = try object(keyIndex, depth: depth + 1) else {
-                    throw error("a dictionary key that is not a string")
-                }
-                let value = try sizedObject(valueIndex, depth: depth + 1)
-                pairs.append((key, value.value))
-                size += 1 + value.size
-                try checkSize(size)
-            }
-            result = (.dictionary(pairs), size)
-        default:
-            throw error("an object of a type property lists do not have (marker \(marker))")
+            return .string(String(decoding: raw, as: UTF8.self))
+        case 0x6: return .string(try utf16String(&position, marker: marker))
+        default: throw error("an object of a type property lists do not have (marker \(marker))")
         }
-        decoded[index] = result
-        return result
+    }
+
+    /// A big-endian UTF-16 string, whose surrogates must pair.
+    private mutating func utf16String(_ position: inout Int, marker: UInt8) throws -> String {
+        let count = try length(&position, marker)
+        guard count <= (bytes.count - position) / 2 else { throw error("a string past the end") }
+        let raw = try take(&position, count * 2)
+        let units = stride(from: raw.startIndex, to: raw.endIndex, by: 2).map {
+            UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1])
+        }
+        var text = String.UnicodeScalarView()
+        var iterator = units.makeIterator()
+        var decoder = UTF16()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): text.append(scalar)
+            case .emptyInput: return String(text)
+            case .error: throw error("a UTF-16 string with an unpaired surrogate")
+            }
+        }
+    }
+
+    private mutating func array(_ position: inout Int, marker: UInt8, depth: Int) throws -> (
+        PlistFiles.Parsed, Int
+    ) {
+        let references = try references(&position, try length(&position, marker))
+        var elements: [PlistFiles.Parsed] = []
+        var size = 1
+        for reference in references {
+            let element = try sizedObject(reference, depth: depth + 1)
+            elements.append(element.value)
+            size += element.size
+            try checkSize(size)
+        }
+        return (.array(elements), size)
+    }
+
+    private mutating func dictionary(_ position: inout Int, marker: UInt8, depth: Int) throws -> (
+        PlistFiles.Parsed, Int
+    ) {
+        let count = try length(&position, marker)
+        let keys = try references(&position, count)
+        let values = try references(&position, count)
+        var pairs: [(String, PlistFiles.Parsed)] = []
+        var size = 1
+        for (keyIndex, valueIndex) in zip(keys, values) {
+            guard case .value(.string(let key)) = try object(keyIndex, depth: depth + 1) else {
+                throw error("a dictionary key that is not a string")
+            }
+            let value = try sizedObject(valueIndex, depth: depth + 1)
+            pairs.append((key, value.value))
+            size += 1 + value.size
+            try checkSize(size)
+        }
+        return (.dictionary(pairs), size)
     }
 
     private func checkSize(_ size: Int) throws {

@@ -1,0 +1,177 @@
+import Foundation
+import Prefs
+import PrefsChildWork
+
+#if PREFS_POSTGRESQL
+    import PrefsPostgres
+#endif
+
+/// What a child process of the benchmark does: the word after `--child`, then its arguments.
+///
+/// ```sh
+/// prefs-bench --child sqlite-write PATH PREFIX COUNT START
+/// ```
+enum ChildMode: String {
+    /// `PATH PREFIX COUNT START`: opens the store, waits for START (seconds since 1970), writes
+    /// COUNT keys, and prints when its last write returned.
+    case sqliteWrite = "sqlite-write"
+    /// The same with raw SQLite commits.
+    case rawWrite = "raw-write"
+    /// `KIND …`: one workload in a loop, to run under a profiler (see ``profile(_:)``).
+    case profile
+    /// `PATH COUNT`: `update { n += 1 }` COUNT times.
+    case sqliteIncrement = "sqlite-increment"
+    /// `PATH COUNT`: writes k<i> = i, then prints i; the parent reads k<i> once the line arrives.
+    case ackWriter = "ack-writer"
+    /// `PATH`: opens a store and reads one key; prints the milliseconds it took.
+    case open
+    /// Prints the resident memory of a process that did nothing.
+    case rssEmpty = "rss-empty"
+    /// `PATH`: opens a store, lists its keys, prints the resident memory.
+    case rss
+    /// `SUITE PREFIX COUNT`: UserDefaults `set` and `synchronize()`, COUNT times.
+    case defaultsWrite = "defaults-write"
+    /// `PATH COUNT`: writes the wall-clock time every 20 ms, for an observing parent.
+    case stampWriter = "stamp-writer"
+    /// `FOLDER COUNT SECONDS`: holds COUNT stores with an observer each; prints the CPU
+    /// milliseconds and the busiest thread's wake-ups per second of SECONDS idling.
+    case idle
+    #if PREFS_POSTGRESQL
+        /// `URL NAMESPACE WRITES`: one observer of the PostgreSQL fleet.
+        case pgFleetObserver = "pg-fleet-observer"
+        /// `URL NAMESPACE WRITES`: the fleet's writer.
+        case pgFleetWriter = "pg-fleet-writer"
+        /// `URL NAMESPACE COUNT`: ``stampWriter`` on a PostgresStore.
+        case pgStampWriter = "pg-stamp-writer"
+    #endif
+
+    /// Runs the mode named by `arguments[0]` with the arguments after it.
+    static func run(_ arguments: [String]) throws {
+        guard let name = arguments.first, let mode = ChildMode(rawValue: name) else {
+            throw BenchError("unknown child mode \(arguments.first ?? "")")
+        }
+        try mode.run(Array(arguments.dropFirst()))
+    }
+
+    private func run(_ a: [String]) throws {
+        func number(_ index: Int, or fallback: Int = 0) -> Int { Int(a[index]) ?? fallback }
+        switch self {
+        case .sqliteWrite, .rawWrite:
+            let write = try Self.writer(for: self, path: a[0])
+            Processes.waitUntil(Double(a[3]) ?? 0)
+            for index in 0..<number(2) { try write("\(a[1]).\(index)", Int64(index)) }
+            print(Date().timeIntervalSince1970)
+        case .profile: try Self.profile(a)
+        case .sqliteIncrement:
+            try ChildWork.increments(
+                of: "n", in: Preferences(store: try SQLiteStore(path: a[0])), count: number(1))
+        case .ackWriter:
+            try ChildWork.acknowledgedWrites(
+                to: Preferences(store: try SQLiteStore(path: a[0])), pauseMicroseconds: 200, count: number(1)
+            ) { index in ChildWork.say("\(index)") }
+        case .open:
+            let start = DispatchTime.now().uptimeNanoseconds
+            let store = try SQLiteStore(path: a[0])
+            precondition(store.value(forKey: "key.0") != nil)
+            print(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        case .rssEmpty: print(Processes.residentMegabytes())
+        case .rss:
+            let store = try SQLiteStore(path: a[0])
+            precondition(!store.keys().isEmpty)
+            print(Processes.residentMegabytes())
+        case .defaultsWrite:
+            let defaults = UserDefaults(suiteName: a[0])!
+            for index in 0..<number(2) {
+                defaults.set(index, forKey: "\(a[1]).\(index)")
+                defaults.synchronize()
+            }
+        case .stampWriter: try Self.writeStamps(to: try SQLiteStore(path: a[0]), count: number(1))
+        case .idle: try Self.idle(folder: a[0], stores: number(1, or: 50), seconds: Double(a[2]) ?? 10)
+        #if PREFS_POSTGRESQL
+            case .pgFleetObserver: try PostgresFleet.observe(url: a[0], namespace: a[1], writes: number(2))
+            case .pgFleetWriter: try PostgresFleet.write(url: a[0], namespace: a[1], writes: number(2))
+            case .pgStampWriter:
+                try Self.writeStamps(to: try PostgresStore(url: a[0], namespace: a[1]), count: number(2))
+        #endif
+        }
+    }
+
+    /// One write of `sqlite-write` (through SQLiteStore) or `raw-write` (a raw commit).
+    private static func writer(for mode: ChildMode, path: String) throws -> (String, Int64) throws -> Void {
+        if mode == .rawWrite {
+            let raw = RawSQLite(path: path)
+            return { key, value in raw.write(key: key, value: value) }
+        }
+        let store = try SQLiteStore(path: path)
+        return { key, value in try store.setValue(.integer(value), forKey: key) }
+    }
+
+    /// `growth KEYS`: the write-growth workload alone; `fill PATH N`: N keys in one transaction,
+    /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
+    /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys.
+    private static func profile(_ a: [String]) throws {
+        let count = Int(a.count > 2 ? a[2] : "") ?? 1_000_000
+        switch a[0] {
+        case "growth":
+            let keys = Int(a[1]) ?? 100
+            print(
+                "\(try Workloads(sizes: .full).sqliteWrite(withKeysStored: keys)) ns per write at \(keys) keys"
+            )
+        case "fill":
+            let store = try SQLiteStore(path: a[1])
+            try store.transaction { t in
+                for index in 0..<count { t["key.\(index)"] = .string("value number \(index)") }
+            }
+            try store.flush()
+        case "write1k":
+            let store = try SQLiteStore(path: a[1])
+            let value = PropertyListValue.string(String(repeating: "0123456789abcdef", count: 64))
+            let nanoseconds = try timed(count) { index in
+                try store.setValue(value, forKey: "k\((index * 7_919) % 10_000)")
+            }
+            print("\(nanoseconds) ns per 1 KB write")
+        default:
+            let prefs = Preferences(store: try SQLiteStore(path: a[1]))
+            let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
+            let nanoseconds =
+                a[0] == "read"
+                ? timed(count) { _ in consume(prefs[keys[50]]) }  // one key, as `sqlite_read_ns` reads it
+                : timed(count) { index in prefs[keys[index % 100]] = index }
+            print("\(nanoseconds) ns per \(a[0])")
+        }
+    }
+
+    /// Nanoseconds per call of `body` over `count` calls.
+    private static func timed(_ count: Int, _ body: (Int) throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for index in 0..<count { try body(index) }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / Double(max(count, 1))
+    }
+
+    /// Writes the wall-clock time every 20 ms, so the observing parent can tell how long it took.
+    private static func writeStamps(to store: some PreferenceStore, count: Int) throws {
+        for _ in 0..<count {
+            try store.setValue(.double(Date().timeIntervalSince1970), forKey: "stamp")
+            usleep(20_000)
+        }
+    }
+
+    private static func idle(folder: String, stores count: Int, seconds: Double) throws {
+        var stores: [SQLiteStore] = []
+        var observations: [StoreObservation] = []
+        for index in 0..<count {
+            let store = try SQLiteStore(path: "\(folder)/idle-\(index).sqlite")
+            try store.setValue(.integer(1), forKey: "k")
+            observations.append(store.observe { _ in })
+            stores.append(store)
+        }
+        usleep(300_000)  // settle: the watchers' first look
+        let before = ThreadUsage.now()
+        usleep(UInt32(seconds * 1_000_000))
+        let after = ThreadUsage.now()
+        print(
+            after.cpuMilliseconds - before.cpuMilliseconds,
+            after.busiestWakeupsPerSecond(since: before, seconds: seconds))
+        withExtendedLifetime((stores, observations)) {}
+    }
+}

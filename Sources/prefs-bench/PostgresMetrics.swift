@@ -1,0 +1,63 @@
+import Foundation
+
+#if PREFS_POSTGRESQL
+    /// The PostgreSQL figures, against the server at `url` (the benchmark starts none).
+    func postgresMetrics(url postgresURL: String, sizes: Sizes, progress: (String) -> Void) throws -> [Metric]
+    {
+        var metrics: [Metric] = []
+        progress("PostgreSQL propagation")
+        let latencies = try PostgresWorkloads.propagationLatencies(
+            url: postgresURL, samples: sizes.latencySamples)
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p50",
+                what:
+                    "a PostgresStore write in one process until an observer in another sees it (\(latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil))
+        metrics.append(
+            Metric(
+                key: "postgres_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(50)))
+        progress("PostgreSQL writes against raw libpq")
+        let writes = try PostgresWorkloads.writeAgainstRaw(
+            url: postgresURL, writes: 500, repetitions: sizes.repetitions)
+        metrics.append(
+            Metric(
+                key: "postgres_write_vs_raw_libpq",
+                what:
+                    "PostgresStore write (transaction, advisory lock, NOTIFY) ÷ raw libpq upsert; baseline in ns",
+                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: nil))
+        return metrics
+    }
+
+    /// The fleet figures: `listeners` observing processes and one writer on the server at `url`.
+    func fleetMetrics(url: String, listeners: Int, quick: Bool, progress: (String) -> Void) throws -> [Metric]
+    {
+        progress("PostgreSQL fleet: \(listeners) observing processes, one writing every 5 ms")
+        let writes = quick ? 400 : 2_000
+        let fleet = try PostgresFleet.run(url: url, listeners: listeners, writes: writes)
+        return [
+            Metric(
+                key: "postgres_connections_per_process",
+                what: "server connections of each fleet process (three stores on three namespaces each)",
+                baseline: nil, value: fleet.connectionsPerProcess, unit: "", goal: .atMost(2)),
+            Metric(
+                key: "postgres_server_cpu_ms_per_write",
+                what:
+                    "CPU time of every postgres process on this machine per write, with \(listeners) listening processes",
+                baseline: nil, value: fleet.serverCPUMillisecondsPerWrite, unit: "ms", goal: .atMost(0.5)),
+            Metric(
+                key: "postgres_fleet_propagation_ms_p50",
+                what:
+                    "a write until each of the \(listeners) observers sees it (\(fleet.latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(fleet.latencies, 0.5), unit: "ms", goal: nil),
+            Metric(
+                key: "postgres_fleet_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(fleet.latencies, 0.99), unit: "ms", goal: .atMost(20)),
+            Metric(
+                key: "postgres_fleet_complete",
+                what: "fraction of observers that saw all \(writes) writes, in commit order",
+                baseline: nil, value: fleet.complete, unit: "fraction", goal: .equals(1)),
+        ]
+    }
+#endif

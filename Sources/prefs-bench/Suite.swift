@@ -1,0 +1,281 @@
+import Foundation
+
+/// What the command line asked for.
+struct BenchOptions {
+    var quick = false
+    var json = false
+    var plotPath: String?
+    var postgresURL: String?
+    var fleet: Int?
+}
+
+/// One run of the suite: its options, its workloads, and what a step leaves for the chart.
+struct BenchRun {
+    let options: BenchOptions
+    let sizes: Sizes
+    let workloads: Workloads
+    /// Write times against keys stored, for the chart (filled by the growth step).
+    var plotPoints: [(keys: Int, foundation: Double, sqlite: Double)] = []
+    /// A raw SQLite commit, the chart's reference line (filled by the raw-write step).
+    var rawCommitNanoseconds: Double?
+
+    init(options: BenchOptions) {
+        self.options = options
+        sizes = options.quick ? Sizes.quick : Sizes.full
+        workloads = Workloads(sizes: sizes)
+    }
+
+    /// Says on stderr which step runs (not with `--json`, whose output is read by programs).
+    func progress(_ text: String) {
+        if !options.json { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
+    }
+}
+
+/// One named step of the benchmark and the figures it reports.
+struct BenchStep {
+    let name: String
+    let measure: (inout BenchRun) throws -> [Metric]
+}
+
+/// The benchmark's workloads, in the order they run and report.
+enum Suite {
+    /// Every step, with the PostgreSQL ones when a server was given.
+    static func steps(postgres: Bool, fleet: Bool) -> [BenchStep] {
+        var steps = [
+            BenchStep(name: "reads through UserDefaultsStore", measure: readsThroughUserDefaults),
+            BenchStep(name: "writes through UserDefaultsStore", measure: writesThroughUserDefaults),
+            BenchStep(name: "SQLite reads", measure: sqliteReads),
+            BenchStep(name: "SQLite writes against raw SQLite", measure: sqliteWritesAgainstRaw),
+            BenchStep(name: "1 KB values", measure: kilobyteValues),
+            BenchStep(name: "power-safe writes", measure: powerSafeWrites),
+            BenchStep(name: "write time against keys stored", measure: writeGrowth),
+            BenchStep(name: "4 processes writing one SQLite file", measure: fourWriters),
+            BenchStep(name: "8 processes incrementing one key", measure: eightIncrementers),
+            BenchStep(name: "reads right after another process's writes", measure: readAfterWrite),
+            BenchStep(name: "4 processes writing one UserDefaults suite", measure: foundationWriters),
+            BenchStep(name: "cross-process latency", measure: crossProcessLatency),
+            BenchStep(name: "idle cost of 50 open stores", measure: idleCost),
+            BenchStep(name: "a store of 100,000 keys", measure: largeStore),
+        ]
+        if postgres { steps.append(BenchStep(name: "PostgreSQL", measure: postgresSteps)) }
+        if postgres && fleet { steps.append(BenchStep(name: "PostgreSQL fleet", measure: fleetSteps)) }
+        return steps
+    }
+
+    private static func readsThroughUserDefaults(_ run: inout BenchRun) -> [Metric] {
+        let reads = run.workloads.readOverheadUserDefaults()
+        return [
+            Metric(
+                key: "read_overhead_userdefaults",
+                what:
+                    "typed read via Preferences on UserDefaultsStore ÷ plain UserDefaults string/integer/double(forKey:); ns per read",
+                baseline: reads.plain, value: reads.prefs / reads.plain, unit: "ratio", goal: .atMost(1.10))
+        ]
+    }
+
+    private static func writesThroughUserDefaults(_ run: inout BenchRun) -> [Metric] {
+        let writes = run.workloads.writeOverheadUserDefaults()
+        return [
+            Metric(
+                key: "write_overhead_userdefaults",
+                what:
+                    "typed write ÷ plain UserDefaults.set, no synchronize on either side; baseline in ns per write",
+                baseline: writes.plain, value: writes.prefs / writes.plain, unit: "ratio", goal: .atMost(1.10)
+            )
+        ]
+    }
+
+    private static func sqliteReads(_ run: inout BenchRun) throws -> [Metric] {
+        let reads = try run.workloads.sqliteReadNanoseconds()
+        return [
+            Metric(
+                key: "sqlite_read_ns", what: "typed read of an Int from SQLiteStore (from its read slots)",
+                baseline: nil, value: reads.integer, unit: "ns", goal: .atMost(30)),
+            Metric(
+                key: "sqlite_read_string_ns",
+                what: "typed read of a String from SQLiteStore (under the cache's lock)",
+                baseline: nil, value: reads.string, unit: "ns", goal: nil),
+        ]
+    }
+
+    private static func sqliteWritesAgainstRaw(_ run: inout BenchRun) throws -> [Metric] {
+        let writes = try run.workloads.sqliteWriteAgainstRaw()
+        run.rawCommitNanoseconds = writes.raw
+        return [
+            Metric(
+                key: "sqlite_write_vs_raw_sqlite",
+                what:
+                    "write through SQLiteStore (safe against kill -9, checkpoints included) ÷ raw C-API upsert committed alone (WAL, synchronous=NORMAL), 100 keys; baseline in ns",
+                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: .atMost(0.10))
+        ]
+    }
+
+    private static func kilobyteValues(_ run: inout BenchRun) throws -> [Metric] {
+        let kilobyte = try run.workloads.oneKilobyteValues()
+        return [
+            Metric(
+                key: "sqlite_write_1kb_vs_raw_sqlite",
+                what:
+                    "a 1 KB string written over 10,000 keys ÷ a raw upsert of 1 KB committed alone; baseline in ns",
+                baseline: kilobyte.raw, value: kilobyte.prefs / kilobyte.raw, unit: "ratio",
+                goal: .atMost(0.2)),
+            Metric(
+                key: "sqlite_file_vs_data_1kb",
+                what: "the SQLite file holding 10,000 values of 1 KB ÷ 10,000 KB",
+                baseline: nil, value: kilobyte.fileRatio, unit: "ratio", goal: .atMost(1.5)),
+        ]
+    }
+
+    private static func powerSafeWrites(_ run: inout BenchRun) throws -> [Metric] {
+        let powerSafe = try run.workloads.powerSafeAgainstRawFull()
+        return [
+            Metric(
+                key: "powersafe_vs_raw_full",
+                what: "a .powerSafe write ÷ a raw upsert committed with synchronous=FULL; baseline in ns",
+                baseline: powerSafe.raw, value: powerSafe.prefs / powerSafe.raw, unit: "ratio",
+                goal: .atMost(1.0))
+        ]
+    }
+
+    private static func writeGrowth(_ run: inout BenchRun) throws -> [Metric] {
+        for keys in run.sizes.plotSizes {
+            run.progress("  \(keys) keys")
+            let foundation = run.workloads.foundationWrite(withKeysStored: keys)
+            run.plotPoints.append((keys, foundation, try run.workloads.sqliteWrite(withKeysStored: keys)))
+        }
+        let large = run.sizes.growthLarge
+        let small = run.plotPoints.first { $0.keys == 100 }!
+        let largest = run.plotPoints.first { $0.keys == large }!
+        let tenThousand = run.plotPoints.first { $0.keys == 10_000 }!
+        return [
+            Metric(
+                key: "sqlite_write_growth",
+                what:
+                    "SQLiteStore write time with \(large) keys stored ÷ with 100; baseline = ns at 100 keys",
+                baseline: small.sqlite, value: largest.sqlite / small.sqlite, unit: "ratio",
+                goal: .atMost(1.5)),
+            Metric(
+                key: "foundation_write_growth",
+                what:
+                    "UserDefaults set + synchronize() with \(large) keys ÷ with 100; baseline = ns at 100 keys",
+                baseline: small.foundation, value: largest.foundation / small.foundation, unit: "ratio",
+                goal: nil),
+            Metric(
+                key: "foundation_vs_sqlite_write",
+                what:
+                    "UserDefaults set + synchronize() ÷ SQLiteStore durable write, both at 10,000 keys; baseline = SQLite ns",
+                baseline: tenThousand.sqlite, value: tenThousand.foundation / tenThousand.sqlite,
+                unit: "ratio",
+                goal: nil),
+        ]
+    }
+
+    private static func fourWriters(_ run: inout BenchRun) throws -> [Metric] {
+        let writers = try Processes.fourWriters(writes: 1_000, repetitions: run.sizes.repetitions)
+        return [
+            Metric(
+                key: "multiprocess_kept_prefs",
+                what: "4 processes × 1,000 writes on one SQLite file: fraction kept",
+                baseline: nil, value: writers.kept, unit: "fraction", goal: .equals(1)),
+            Metric(
+                key: "multiprocess_time_vs_raw",
+                what:
+                    "the wall time of those 4 processes ÷ the same writes as raw SQLite commits (each kept; median of the repetitions)",
+                baseline: nil, value: writers.timeRatio, unit: "ratio", goal: .atMost(0.25)),
+        ]
+    }
+
+    private static func eightIncrementers(_ run: inout BenchRun) throws -> [Metric] {
+        [
+            Metric(
+                key: "multiprocess_updates_exact",
+                what: "8 processes × 500 update { n += 1 } on one file: 1 when n ends at exactly 4,000",
+                baseline: nil, value: try Processes.eightIncrementers(), unit: "", goal: .equals(1))
+        ]
+    }
+
+    private static func readAfterWrite(_ run: inout BenchRun) throws -> [Metric] {
+        [
+            Metric(
+                key: "cross_process_read_after_write",
+                what:
+                    "of 1,000 writes in another process, the fraction a read started after the write returned saw",
+                baseline: nil, value: try Processes.readAfterWrite(trials: 1_000), unit: "fraction",
+                goal: .equals(1))
+        ]
+    }
+
+    private static func foundationWriters(_ run: inout BenchRun) throws -> [Metric] {
+        [
+            Metric(
+                key: "multiprocess_kept_foundation",
+                what: "4 processes × 1,000 UserDefaults set + synchronize() on one suite: fraction kept",
+                baseline: nil, value: try Processes.keptWithFoundation(writes: 1_000), unit: "fraction",
+                goal: nil)
+        ]
+    }
+
+    private static func crossProcessLatency(_ run: inout BenchRun) throws -> [Metric] {
+        let latencies = try Processes.crossProcessLatencies(samples: run.sizes.latencySamples)
+        return [
+            Metric(
+                key: "cross_process_latency_ms_p50",
+                what:
+                    "a SQLiteStore write in one process until an observer in another sees it (\(latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(latencies, 0.5), unit: "ms", goal: nil),
+            Metric(
+                key: "cross_process_latency_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(latencies, 0.99), unit: "ms", goal: .atMost(1)),
+        ]
+    }
+
+    private static func idleCost(_ run: inout BenchRun) throws -> [Metric] {
+        let idle = try Processes.idleCost(stores: 50, seconds: run.options.quick ? 3 : 10)
+        return [
+            Metric(
+                key: "idle_cpu_ms_50_stores",
+                what:
+                    "CPU time of a process holding 50 SQLiteStores with observers, idle for 10 s (3 s with --quick)",
+                baseline: nil, value: idle.cpuMilliseconds, unit: "ms", goal: .atMost(20)),
+            Metric(
+                key: "idle_wakeups_per_s",
+                what: "context switches per second of that process's busiest thread while idle",
+                baseline: nil, value: idle.wakeupsPerSecond, unit: "/s", goal: .atMost(1)),
+        ]
+    }
+
+    private static func largeStore(_ run: inout BenchRun) throws -> [Metric] {
+        let store = try Processes.largeStore(repetitions: run.sizes.repetitions)
+        return [
+            Metric(
+                key: "open_ms_100k_keys",
+                what:
+                    "opening a 100,000-key SQLiteStore until its first read (each in another process; the median of the repetitions)",
+                baseline: nil, value: store.openMilliseconds, unit: "ms", goal: .atMost(50)),
+            Metric(
+                key: "rss_mb_100k_keys",
+                what: "resident memory a 100,000-key SQLiteStore adds to an empty process",
+                baseline: nil, value: store.addedMegabytes, unit: "MB", goal: .atMost(25)),
+        ]
+    }
+
+    private static func postgresSteps(_ run: inout BenchRun) throws -> [Metric] {
+        #if PREFS_POSTGRESQL
+            try postgresMetrics(url: run.options.postgresURL!, sizes: run.sizes, progress: run.progress)
+        #else
+            throw BenchError(
+                "this prefs-bench was built without PostgreSQL support (on macOS: --traits PostgreSQL)")
+        #endif
+    }
+
+    private static func fleetSteps(_ run: inout BenchRun) throws -> [Metric] {
+        #if PREFS_POSTGRESQL
+            try fleetMetrics(
+                url: run.options.postgresURL!, listeners: run.options.fleet!, quick: run.options.quick,
+                progress: run.progress)
+        #else
+            throw BenchError(
+                "this prefs-bench was built without PostgreSQL support (on macOS: --traits PostgreSQL)")
+        #endif
+    }
+}
