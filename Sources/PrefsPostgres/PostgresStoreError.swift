@@ -3,7 +3,8 @@
     /// A failure of a ``PostgresStore``; its message never contains a password.
     ///
     /// ```swift
-    /// catch let error as PostgresStoreError where error.kind == .connectionLost { retryLater() }
+    /// do { try store.setValue(.integer(1), forKey: "k") } catch let error as PostgresStoreError
+    /// where error.kind == .connectionLost { retryLater() }
     /// ```
     public struct PostgresStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The kind of failure: a fixed set of names, open to new ones, so a `switch` over them

@@ -39,7 +39,8 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// A one-line explanation naming the key, the store and the cause.
     ///
     /// ```swift
-    /// print(error.description)
+    /// let error = PreferenceError(key: "volume", store: "MemoryStore", reason: .store(POSIXError(.ENOSPC)))
+    /// print(error.description)  // writing "volume" to MemoryStore failed: …
     /// ```
     public var description: String {
         switch reason {

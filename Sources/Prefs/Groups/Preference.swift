@@ -20,7 +20,9 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// A preference keyed by the property's name.
     ///
     /// ```swift
-    /// @Preference var volume = 0.5
+    /// final class Settings: PreferenceGroup {
+    ///     @Preference var volume = 0.5
+    /// }
     /// ```
     public init(wrappedValue defaultValue: Value) {
         slot = PreferenceSlot(explicitName: nil, defaultValue: defaultValue)
@@ -29,7 +31,9 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// A preference with an explicit key.
     ///
     /// ```swift
-    /// @Preference("launch_count") var launches = 0
+    /// final class Settings: PreferenceGroup {
+    ///     @Preference("launch_count") var launches = 0
+    /// }
     /// ```
     public init(wrappedValue defaultValue: Value, _ key: String) {
         // fatalError, not precondition: its message survives optimised builds.
@@ -41,7 +45,10 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// does not apply), with the key's default, so it is the same preference as `prefs[key]`.
     ///
     /// ```swift
-    /// @Preference(.volume) var volume
+    /// extension Preferences.Keys { static let volume = Key<Double>("volume", default: 0.5) }
+    /// final class Settings: PreferenceGroup {
+    ///     @Preference(.volume) var volume
+    /// }
     /// ```
     public init(_ key: Preferences.Key<Value>) {
         slot = PreferenceSlot(explicitName: key.name, defaultValue: key.defaultValue, typedKey: key)
@@ -50,7 +57,9 @@ public struct Preference<Value: PreferenceValue>: Sendable {
     /// An optional preference, `nil` by default, keyed by the property's name.
     ///
     /// ```swift
-    /// @Preference var nickname: String?
+    /// final class Settings: PreferenceGroup {
+    ///     @Preference var nickname: String?
+    /// }
     /// ```
     public init<Wrapped>() where Value == Wrapped? {
         slot = PreferenceSlot(explicitName: nil, defaultValue: Value?.none as Any)

@@ -57,6 +57,7 @@ extension Preferences {
     /// A typed key: the name a value is stored under and the default shown when nothing is stored.
     ///
     /// ```swift
+    /// enum Theme: String, PreferenceValue { case system, light, dark }
     /// extension Preferences.Keys {
     ///     static let theme = Key<Theme>("theme", default: .system)
     ///     static let recent = Key<[URL]>("recentFiles", default: [])

@@ -40,6 +40,7 @@ extension PreferenceKeyNamespace {
     /// A typed key for this case, with a default, to use anywhere a `Preferences.Key` is expected.
     ///
     /// ```swift
+    /// enum Account: String, PreferenceKeyNamespace { case name, age }
     /// extension Preferences.Keys { static let accountAge = Account.age.key(default: 0) }
     /// prefs[.accountAge] += 1
     /// ```

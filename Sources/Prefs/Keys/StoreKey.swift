@@ -42,6 +42,7 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
     /// The key for an interpolated string.
     ///
     /// ```swift
+    /// let index = 3
     /// snapshot["item.\(index)"]
     /// ```
     @inlinable

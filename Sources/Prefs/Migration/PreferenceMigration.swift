@@ -27,7 +27,7 @@ public struct PreferenceMigration: Sendable {
     /// A step running `body` with typed access to the preferences.
     ///
     /// ```swift
-    /// .custom(version: 4, "reset the cache size") { p in p.reset(.cacheSize) }
+    /// try prefs.migrate([.custom(version: 4, "reset the cache size") { p in p.reset(.cacheSize) }])
     /// ```
     public static func custom(
         version: Int, _ name: String, _ body: @escaping @Sendable (inout Preferences.Update) throws -> Void
@@ -39,7 +39,7 @@ public struct PreferenceMigration: Sendable {
     /// `oldKey` holds nothing.
     ///
     /// ```swift
-    /// .rename(version: 1, "user_name", to: "username")
+    /// try prefs.migrate([.rename(version: 1, "user_name", to: "username")])
     /// ```
     public static func rename(version: Int, _ oldKey: String, to newKey: String) -> PreferenceMigration {
         .custom(version: version, "rename \(oldKey) to \(newKey)") { update in
@@ -52,7 +52,7 @@ public struct PreferenceMigration: Sendable {
     /// A step removing `key`.
     ///
     /// ```swift
-    /// .remove(version: 3, "legacyFlag")
+    /// try prefs.migrate([.remove(version: 3, "legacyFlag")])
     /// ```
     public static func remove(version: Int, _ key: String) -> PreferenceMigration {
         .custom(version: version, "remove \(key)") { update in update[raw: key] = nil }
@@ -62,7 +62,7 @@ public struct PreferenceMigration: Sendable {
     /// nothing when `key` holds nothing.
     ///
     /// ```swift
-    /// .transform(version: 2, "volume") { old in .double(0.5) }
+    /// try prefs.migrate([.transform(version: 2, "volume") { old in .double(0.5) }])
     /// ```
     public static func transform(
         version: Int, _ key: String,
@@ -78,7 +78,10 @@ public struct PreferenceMigration: Sendable {
 /// Why a migration stopped.
 ///
 /// ```swift
-/// catch let error as MigrationError { print(error) }  // migration step 2 (transform volume) failed: …
+/// do { try prefs.migrate([.rename(version: 1, "old", to: "new")]) } catch let error as MigrationError {
+///     print(error)
+/// }
+/// // migration step 2 (transform volume) failed: …
 /// ```
 public enum MigrationError: Error, CustomStringConvertible, LocalizedError {
     /// A step threw; the steps before it are kept, nothing of it was applied.

@@ -5,7 +5,7 @@ import Dispatch
 /// the changes it renders from on the main actor), at once elsewhere.
 ///
 /// ```swift
-/// announceWhereRendered { slot.announceChange() }
+/// announceWhereRendered { print("volume changed") }
 /// ```
 func announceWhereRendered(_ announce: @escaping @Sendable () -> Void) {
     #if canImport(SwiftUI)

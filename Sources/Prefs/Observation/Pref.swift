@@ -10,6 +10,7 @@ import PrefsJournal
 /// to a typed key, and reading it where Observation tracks (a SwiftUI `body`,
 /// `withObservationTracking`) tracks it.
 ///
+/// <!-- swift: not compiled (SwiftUI, Apple platforms only) -->
 /// ```swift
 /// struct VolumeView: View {
 ///     @Pref(.volume) var volume              // Preferences.standard
@@ -41,6 +42,7 @@ public struct Pref<Value: PreferenceValue>: Sendable {
     /// failed write is reported to the preferences' diagnostics.
     ///
     /// ```swift
+    /// @Pref(.volume) var volume
     /// volume = 0.8
     /// ```
     public var wrappedValue: Value {
@@ -51,6 +53,7 @@ public struct Pref<Value: PreferenceValue>: Sendable {
     #if canImport(SwiftUI)
         /// A binding to the preference, for controls.
         ///
+        /// <!-- swift: not compiled (SwiftUI, Apple platforms only) -->
         /// ```swift
         /// Slider(value: $volume)
         /// ```
@@ -62,6 +65,7 @@ public struct Pref<Value: PreferenceValue>: Sendable {
         /// The property itself (a `Binding` where SwiftUI exists).
         ///
         /// ```swift
+        /// @Pref(.volume) var volume
         /// let pref = $volume
         /// ```
         public var projectedValue: Pref<Value> { self }

@@ -93,7 +93,7 @@ public final class StoreObservers: Sendable {
     /// Queues a change for delivery to every handler; returns at once.
     ///
     /// ```swift
-    /// observers.publish(StoreChange(values: ["volume": .double(0.8)]))
+    /// observers.publish(StoreChange(values: ["volume": .set(.double(0.8))]))
     /// ```
     public func publish(_ change: StoreChange) {
         guard !change.values.isEmpty else { return }

@@ -1,10 +1,13 @@
 /// What a change or a transaction did to one key: set it to a value, or removed it.
 ///
 /// ```swift
-/// switch change.values["volume"] {
-/// case .set(.double(let volume))?: print("volume is now", volume)
-/// case .removed?: print("volume was removed")
-/// case nil: break  // this change did not touch it
+/// store.observe { change in
+///     switch change.values["volume"] {
+///     case .set(.double(let volume))?: print("volume is now", volume)
+///     case .set(let other)?: print("volume holds", other)
+///     case .removed?: print("volume was removed")
+///     case nil: break  // this change did not touch it
+///     }
 /// }
 /// ```
 public enum ValueChange: Sendable, Equatable {

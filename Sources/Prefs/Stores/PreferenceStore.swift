@@ -123,6 +123,7 @@ public struct StoreTransaction {
     /// Creates a transaction over a store's state as its implementation reads it under its lock.
     ///
     /// ```swift
+    /// let current: [String: PropertyListValue] = ["volume": .double(0.5)]
     /// var t = StoreTransaction(read: { current[$0] }, keys: { Array(current.keys) })
     /// ```
     public init(read: @escaping (String) -> PropertyListValue?, keys: @escaping () -> [String]) {
@@ -133,7 +134,9 @@ public struct StoreTransaction {
     /// A transaction over a cache of stored values, read key by key under its lock (no copy of the
     /// whole cache per transaction).
     ///
+    /// <!-- swift: not compiled (package API: Locked is in PrefsJournal, which is not a product) -->
     /// ```swift
+    /// let cache = Locked<[StoreKey: PropertyListValue]>([:])
     /// var t = StoreTransaction(reading: cache)
     /// ```
     package init(reading cache: Locked<[StoreKey: PropertyListValue]>) {

@@ -86,6 +86,7 @@ extension SQLiteStore {
         /// `<group container>/Library/Application Support/prefs/<appGroup>.sqlite` (or
         /// `<domain>.sqlite` when a domain is given).
         ///
+        /// <!-- swift: not compiled (App Groups, Apple platforms only) -->
         /// ```swift
         /// let path = SQLiteStore.defaultPath(appGroup: "group.com.example.app")!
         /// let shared = Preferences(store: try SQLiteStore(path: path))  // the same file in the widget

@@ -14,7 +14,8 @@ public struct UserDefaultsStoreError: Error, Equatable, CustomStringConvertible,
     /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// catch let error as UserDefaultsStoreError where error.kind == .keyConflict { print(error.keys) }
+    /// do { try store.setValue(.bool(true), forKey: "e\u{301}") } catch let error as UserDefaultsStoreError
+    /// where error.kind == .keyConflict { print(error.keys) }
     /// ```
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as its static property is spelled (`"keyConflict"`).

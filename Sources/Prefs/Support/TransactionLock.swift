@@ -7,8 +7,8 @@ import PrefsJournal
 /// of hanging forever.
 ///
 /// ```swift
-/// let lock = TransactionLock(State(), store: "MemoryStore", timeout: .seconds(10))
-/// try lock.withLock(during: "update") { state in … }
+/// let lock = TransactionLock([String: Int](), store: "MemoryStore", timeout: .seconds(10))
+/// try lock.withLock(during: "update") { state in state["count", default: 0] += 1 }
 /// ```
 ///
 /// Built on `NSLock` (a pthread mutex, which ThreadSanitizer understands): one held for the whole
@@ -137,7 +137,9 @@ private func currentThreadID() -> UInt {
 /// cycle fails at once with this error, instead of both threads waiting out their timeouts.
 ///
 /// ```swift
-/// do { try prefs.update { … } } catch let error as TransactionDeadlockError { print(error) }
+/// do { try prefs.update { p in p[.launchCount] += 1 } } catch let error as TransactionDeadlockError {
+///     print(error)
+/// }
 /// ```
 public struct TransactionDeadlockError: Error, CustomStringConvertible, LocalizedError {
     /// The store whose lock this thread would have waited for.
@@ -160,7 +162,9 @@ public struct TransactionDeadlockError: Error, CustomStringConvertible, Localize
 /// both hanging forever.
 ///
 /// ```swift
-/// do { try prefs.update { … } } catch let error as TransactionTimeoutError { print(error) }
+/// do { try prefs.update { p in p[.launchCount] += 1 } } catch let error as TransactionTimeoutError {
+///     print(error)
+/// }
 /// ```
 public struct TransactionTimeoutError: Error, CustomStringConvertible, LocalizedError {
     /// The store that stayed locked.

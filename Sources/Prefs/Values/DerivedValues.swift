@@ -97,6 +97,7 @@ extension PropertyListValue {
     /// else.
     ///
     /// ```swift
+    /// struct Unicorn: Decodable { let isUnicorn: Bool }
     /// PropertyListValue.string(#"{"isUnicorn":false}"#).decodedFromJSONText(Unicorn.self)
     /// ```
     func decodedFromJSONText<Value: Decodable>(_ type: Value.Type) -> Value? {

@@ -43,7 +43,8 @@ extension PropertyListValue {
     /// not a complete, well-formed value.
     ///
     /// ```swift
-    /// let value = try PropertyListValue(storedEncoding: blob)
+    /// let blob = PropertyListValue.double(0.5).storedEncoding()
+    /// let value = try PropertyListValue(storedEncoding: blob)  // .double(0.5)
     /// ```
     public init(storedEncoding bytes: Data) throws {
         self = try bytes.withUnsafeBytes { try Self(storedEncodingBytes: $0) }

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let value: PropertyListValue = .dictionary(["volume": .double(0.5), "muted": .bool(false)])
-/// store.setValue(value, forKey: "audio")
+/// try store.setValue(value, forKey: "audio")
 /// ```
 public enum PropertyListValue: Sendable, Hashable {
     /// A Boolean (`<true/>` or `<false/>`).
@@ -101,7 +101,7 @@ extension PropertyListValue {
     /// before changing anything, so a write is refused whole.
     ///
     /// ```swift
-    /// try PropertyListValue.checkNesting(of: transaction.writes)
+    /// try PropertyListValue.checkNesting(of: t.writes)
     /// ```
     public static func checkNesting(of writes: [StoreKey: ValueChange]) throws {
         for case .set(let value) in writes.values { try value.checkNesting() }

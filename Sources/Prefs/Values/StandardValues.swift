@@ -173,7 +173,12 @@ extension Array: PreferenceValue where Element: PreferenceValue {
 /// own because Swift cannot make `Dictionary`'s conformance depend on its key being `Sendable`.)
 ///
 /// ```swift
-/// extension Weekday: PreferenceDictionaryKey {}  // Weekday: LosslessStringConvertible, Hashable
+/// struct Weekday: LosslessStringConvertible, Hashable, Sendable {
+///     let number: Int
+///     init?(_ description: String) { guard let number = Int(description) else { return nil }; self.number = number }
+///     var description: String { String(number) }
+/// }
+/// extension Weekday: PreferenceDictionaryKey {}
 /// let hours = Preferences.Key<[Weekday: Int]>("hours", default: [:])
 /// ```
 public protocol PreferenceDictionaryKey: LosslessStringConvertible, Hashable, Sendable {}

@@ -11,6 +11,7 @@ import Synchronization
 /// never expires; tests expire it at a named step through ``SQLiteStoreFaults``.
 ///
 /// ```swift
+/// let core = store.core
 /// ExpiringActivity.run("moving the journal into SQLite") { expiry in try? core.checkpoint(expiry: expiry) }
 /// ```
 enum ExpiringActivity {

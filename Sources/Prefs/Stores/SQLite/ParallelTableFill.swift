@@ -11,8 +11,9 @@ import Foundation
 /// shared.
 ///
 /// ```swift
-/// let fill = ParallelTableFill(KeyTable(minimumCapacity: rows))
-/// fill.add(key: row.textBytes(0), value: row.blobBytes(1))
+/// let fill = ParallelTableFill(KeyTable(minimumCapacity: 1))
+/// let key = Array("volume".utf8), value = PropertyListValue.double(0.5).storedEncoding()
+/// key.withUnsafeBytes { key in value.withUnsafeBytes { value in fill.add(key: key, value: value) } }
 /// let (table, undecodable) = fill.finish()
 /// ```
 final class ParallelTableFill: @unchecked Sendable {

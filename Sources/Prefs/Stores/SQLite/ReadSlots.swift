@@ -25,8 +25,12 @@ import Foundation
 ///
 /// ```swift
 /// let slots = ReadSlots()
-/// slots.fill(hash: h, key: bytes, value: .integer(1), position: 7)
-/// slots.value(hash: h, key: bytes, journalSequence: 7)  // .some(.integer(1))
+/// let name = Array("launchCount".utf8)
+/// name.withUnsafeBufferPointer { key in
+///     let hash = KeyTable.hash(key, seed: slots.seed)
+///     slots.fill(hash: hash, key: key, value: .integer(1), position: 7)
+///     _ = slots.value(hash: hash, key: key, journalSequence: 7)  // .some(.integer(1))
+/// }
 /// ```
 final class ReadSlots: @unchecked Sendable {
     /// The seed of key hashes (the process's, shared with ``KeyTable``).

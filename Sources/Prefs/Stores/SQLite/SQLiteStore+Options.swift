@@ -70,7 +70,7 @@ extension SQLiteStore {
     /// What ``Options/recreateOnCorruption`` did: the problem found and where the bad file went.
     ///
     /// ```swift
-    /// if let recovery = store.recovery { log("\(recovery)") }
+    /// if let recovery = store.recovery { print(recovery) }
     /// ```
     public struct CorruptionRecovery: Sendable, CustomStringConvertible {
         /// Why the file could not be used.

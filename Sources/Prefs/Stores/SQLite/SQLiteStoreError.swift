@@ -17,7 +17,8 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
     /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// catch let error as SQLiteStoreError where error.kind == .busy { retryLater() }
+    /// do { try store.setValue(.integer(1), forKey: "k") } catch let error as SQLiteStoreError
+    /// where error.kind == .busy { retryLater() }
     /// ```
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as its static property is spelled (`"busy"`).
