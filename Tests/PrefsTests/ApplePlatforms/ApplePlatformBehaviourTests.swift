@@ -76,7 +76,7 @@ private final class AnnouncingDefaults: UserDefaults {
     func powerSafeAsksForFullSync(durability: SQLiteStore.Durability, expected: Int64) throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(durability: durability))
         for _ in 0..<2 {
-            let (full, checkpoint) = try store.core.withDatabase(during: "a test") { database in
+            let (full, checkpoint) = try store.core.sqlite.withDatabase(during: "a test") { database in
                 (
                     try database.connection.integer("PRAGMA fullfsync"),
                     try database.connection.integer("PRAGMA checkpoint_fullfsync")
@@ -163,7 +163,7 @@ private final class AnnouncingDefaults: UserDefaults {
         for index in 0..<300 { try store.setValue(.string("\(index)\(payload)"), forKey: "k\(index)") }
         let core = store.core
         #expect(await eventually { reached.withLock { $0.contains(.beforeCommit) } })
-        #expect(await eventually { !core.checkpointQueued.withLock { $0 } })
+        #expect(await eventually { !core.checkpointer.queued.withLock { $0 } })
         #expect(!reached.withLock { $0.contains(.afterCommit) }, "the expired checkpoint committed")
         let checkpointed = try SQLiteConnection(path: path).integer(
             "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")

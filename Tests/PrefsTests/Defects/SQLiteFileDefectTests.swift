@@ -70,7 +70,7 @@ import Testing
             store = nil
             #expect(released == nil, "round \(round): the store outlived its last user reference")
             // Closed by then: the connection refuses any further work.
-            #expect(throws: SQLiteStoreError.self) { try core.withDatabase(during: "a test") { _ in } }
+            #expect(throws: SQLiteStoreError.self) { try core.sqlite.withDatabase(during: "a test") { _ in } }
             if released != nil { break }
         }
     }

@@ -62,8 +62,10 @@ import Testing
         // `Data(count:)` maps zeroed pages lazily: nothing touches these 2 GiB.
         let huge = Data(count: Int(Int32.max) + 1)
         #expect {
-            try store.core.withDatabase(during: "a test") { database in
-                try store.core.perform { try database.connection.run("SELECT length(?1)", [.blob(huge)]) }
+            try store.core.sqlite.withDatabase(during: "a test") { database in
+                try store.core.sqlite.perform {
+                    try database.connection.run("SELECT length(?1)", [.blob(huge)])
+                }
             }
         } throws: { error in
             (error as? SQLiteStoreError)?.kind == .tooLarge
@@ -80,7 +82,7 @@ import Testing
         let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(busyTimeout: timeout))
         // Each use of the connection opens it anew, configured as the first.
         for _ in 0..<2 {
-            let found = try store.core.withDatabase(during: "a test") {
+            let found = try store.core.sqlite.withDatabase(during: "a test") {
                 try $0.connection.integer("PRAGMA busy_timeout")
             }
             #expect(found == milliseconds)

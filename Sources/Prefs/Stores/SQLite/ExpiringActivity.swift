@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// ```swift
 /// let core = store.core
-/// ExpiringActivity.run("moving the journal into SQLite") { expiry in try? core.checkpoint(expiry: expiry) }
+/// ExpiringActivity.run("moving the journal into SQLite") { expiry in try? core.checkpointer.checkpoint(expiry: expiry) }
 /// ```
 enum ExpiringActivity {
     /// Whether the system asked the work to stop.

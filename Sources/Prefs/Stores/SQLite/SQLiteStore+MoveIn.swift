@@ -65,8 +65,8 @@ extension SQLiteStore {
             )
         }
         guard objects != nil else {
-            let isMarked = try core.withDatabase(during: "moveIn") { database in
-                try core.perform {
+            let isMarked = try core.sqlite.withDatabase(during: "moveIn") { database in
+                try core.sqlite.perform {
                     try database.connection.integer(
                         "SELECT 1 FROM prefs_meta WHERE name = ?1", [.text("moved-in:\(domain)")]) != nil
                 }

@@ -163,7 +163,7 @@ extension SQLiteStore {
             // under it, after its commit): the header's base can then be checked against it.
             let connection = opened.database.connection
             let checkpointed = {
-                do { return try SQLiteStoreCore.checkpointedSequence(connection) } catch let failure
+                do { return try StoreConnection.checkpointedSequence(connection) } catch let failure
                     as SQLiteConnection.Failure
                 { throw SQLiteStoreError(path: path, failure) }
             }
@@ -331,7 +331,7 @@ extension SQLiteStore {
             ?? 0
         values.reserveEncodedCapacity(Int(min(max(fileBytes, 0), 1 << 28)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
-        let checkpointed = try SQLiteStoreCore.checkpointedSequence(connection)
+        let checkpointed = try StoreConnection.checkpointedSequence(connection)
         var highestRow: UInt64 = 0
         // SQLite reads the rows here while another thread builds the cache from them. (The
         // table is consumed, not copied: the fill holds its only reference.)

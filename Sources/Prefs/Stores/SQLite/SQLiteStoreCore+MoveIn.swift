@@ -24,9 +24,9 @@ extension SQLiteStoreCore {
         }
         let (outcome, wake) = try withWriter { lastFullCheck in
             try fileCheck.verify(lastFullCheck: &lastFullCheck)
-            return try withDatabase(during: "moveIn") { database in
+            return try sqlite.withDatabase(during: "moveIn") { database in
                 let connection = database.connection
-                try perform {
+                try sqlite.perform {
                     try connection.retryingWhileBusy(timeout: options.busyTimeout) {
                         try connection.run("BEGIN IMMEDIATE")
                     }
@@ -51,21 +51,21 @@ extension SQLiteStoreCore {
         _ locked: Journal.LockHeld,
         _ connection: SQLiteConnection
     ) throws -> (MoveInOutcome?, wake: Bool) {
-        let isMarked = try perform {
+        let isMarked = try sqlite.perform {
             try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
         }
         if isMarked {
-            try perform { try connection.run("ROLLBACK") }
+            try sqlite.perform { try connection.run("ROLLBACK") }
             return (nil, false)
         }
-        let checkpointed = try perform { try Self.checkpointedSequence(connection) }
-        let moved = try upsertRecords(
+        let checkpointed = try sqlite.perform { try StoreConnection.checkpointedSequence(connection) }
+        let moved = try checkpointer.upsertRecords(
             of: journal, after: checkpointed, upTo: (journal.writeOffset, journal.generation),
             into: connection)
         let sequence = max(journal.sequence, moved, checkpointed) + 1
         var copied: [String] = []
         var kept: [String] = []
-        try perform {
+        try sqlite.perform {
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 let stored = try connection.integer(
                     "SELECT 1 FROM prefs_entries WHERE key = ?1 AND value IS NOT NULL", [.text(key.name)])
@@ -73,16 +73,17 @@ extension SQLiteStoreCore {
                     kept.append(key.name)
                     continue
                 }
-                try upsert(key, .blob(Data(value.storedEncoding())), sequence: sequence, into: connection)
+                try StoreConnection.upsert(
+                    key, .blob(Data(value.storedEncoding())), sequence: sequence, into: connection)
                 copied.append(key.name)
             }
             try connection.run(
                 "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
                 [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
-            try setCheckpointedSequence(sequence, in: connection)
+            try StoreConnection.setCheckpointedSequence(sequence, in: connection)
         }
         options.faults.atCheckpointStep?(.beforeCommit)
-        try perform { try connection.run("COMMIT") }
+        try sqlite.perform { try connection.run("COMMIT") }
         options.faults.atCheckpointStep?(.afterCommit)
         journal.dropEverything(through: sequence, locked: locked)
         return (MoveInOutcome(copied: copied, kept: kept), journal.announce(locked: locked))

@@ -10,7 +10,7 @@ extension SQLiteStore {
     /// lock of the `Locked` that holds this value.)
     struct Database: @unchecked Sendable {
         /// Open inside `withDatabase`; a store with a journal closes it between uses (see
-        /// `SQLiteStoreCore.withDatabase`).
+        /// `StoreConnection.withDatabase`).
         var connection: SQLiteConnection
         /// `PRAGMA data_version` when this connection last read the rows (a store without a
         /// journal polls it).
@@ -31,16 +31,23 @@ extension SQLiteStore {
     }
 }
 
-/// Everything an ``SQLiteStore`` does with its files: writing to the journal, reading other
-/// processes' records, checkpoints into SQLite, closing.
+/// Everything an ``SQLiteStore`` does with its files, coordinating four parts: the journal (the
+/// `PrefsJournal` engine), the ``StoreCache`` reads answer from, the ``StoreConnection`` to
+/// SQLite, and the ``Checkpointer`` that moves the journal into SQLite.
+///
+/// A write (``commit(_:)``) takes this process's writer lock and the journal's, brings the cache
+/// up to the journal, appends one record, applies it to the cache and announces it. A read
+/// (``read(_:)``) brings the cache up to the journal, or to SQLite when a checkpoint dropped
+/// records it never saw.
 ///
 /// Background work (the watch, checkpoints) holds this object, never the store, so the store's
 /// last release (and the file's closing) happens on the thread of its user.
 ///
-/// Lock order: `writer`, then `database` (and SQLite's write lock), then the journal's lock, then
-/// `cache`. Writes take `writer` and the journal's lock (and `database` before the journal's lock
-/// when they must catch up from SQLite); checkpoints take `database`, SQLite's write lock and
-/// the journal's lock; reads take `cache` (and `database` when catching up from SQLite).
+/// Lock order: `writer`, then the connection (and SQLite's write lock), then the journal's lock,
+/// then the cache's. Writes take `writer` and the journal's lock (and the connection before the
+/// journal's lock when they must catch up from SQLite); checkpoints take the connection, SQLite's
+/// write lock and the journal's lock; reads take the cache's (and the connection when catching
+/// up from SQLite).
 final class SQLiteStoreCore: Sendable {
     let path: String
     let options: SQLiteStore.Options
@@ -51,23 +58,12 @@ final class SQLiteStoreCore: Sendable {
     private let writer: TransactionLock<UInt64>
     /// Asked before every write: is the file at the path still the one opened.
     let fileCheck: OpenedFileCheck
-    private let database: Locked<SQLiteStore.Database>
-    let cache: Locked<SQLiteStore.Cache>
-    /// Plain values recently read, answered without the cache's lock.
-    let readSlots = ReadSlots()
-    /// The journal's sequence number in its mapping (which lives as long as `journal`).
-    ///
-    /// The read path loads it without touching (so retaining) the journal object. Only ever
-    /// loaded atomically, from any thread: `nonisolated(unsafe)` because a pointer is not
-    /// `Sendable`.
-    nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
-    let observers = StoreObservers(label: "SQLite")
+    let sqlite: StoreConnection
+    let cache: StoreCache
+    let checkpointer: Checkpointer
+    var observers: StoreObservers { cache.observers }
     /// The busy timeout in milliseconds, for the journal's lock.
     private let lockTimeout: Int64
-    /// The file the store opened (not read from `database`, which a checkpoint holds for long).
-    private let openedFile: FileIdentity?
-    /// Set while a background checkpoint is queued or running.
-    let checkpointQueued = Locked(false)
 
     /// The journal's size at which a write queues a checkpoint in the background.
     static let checkpointThreshold = 1 << 20
@@ -84,23 +80,16 @@ final class SQLiteStoreCore: Sendable {
         self.path = path
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
-        openedFile = opened.database.file
         journal = opened.journal
-        journalSequence = opened.journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
         writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)
-        var database = opened.database
-        if opened.journal?.isWritable == true {
-            // The connection that opened the file is closed now, not at the first checkpoint: an
-            // open WAL connection keeps shared locks on the database and its `-shm`, and iOS
-            // terminates an app suspended with a lock in an App Group container (`0xdead10cc`).
-            database.connection.close()
-            database.isIdle = true
-        }
-        self.database = Locked(database)
-        var cache = opened.cache
-        cache.values.readSlots = readSlots
-        self.cache = Locked(cache)
+        sqlite = StoreConnection(
+            path: path, options: options, database: opened.database,
+            closesWhenIdle: opened.journal?.isWritable == true)
+        cache = StoreCache(
+            opened.cache, journal: opened.journal, observers: StoreObservers(label: "SQLite"), path: path,
+            diagnostics: options.diagnostics)
+        checkpointer = Checkpointer(path: path, options: options, journal: opened.journal, sqlite: sqlite)
     }
 
     /// Moves the journal into SQLite, then closes the connection; called once, by the store's
@@ -109,16 +98,15 @@ final class SQLiteStoreCore: Sendable {
         if let journal, journal.isWritable, journal.usedBytes > 0 {
             // Briefly: a store let go must not hang its thread on another process's lock (a
             // writer stopped while holding it); whatever is not moved now, the next store moves.
-            do { try checkpoint(waitingAtMost: min(options.busyTimeout, SQLiteStore.openingLockWait)) } catch
-            {
+            do {
+                try checkpointer.checkpoint(
+                    waitingAtMost: min(options.busyTimeout, SQLiteStore.openingLockWait))
+            } catch {
                 // Nothing is lost: the records stay in the journal for the next store to move.
                 journal.report("could not move the journal into SQLite while closing: \(error)")
             }
         }
-        database.withLock { database in
-            database.connection.close()
-            database.isClosed = true
-        }
+        sqlite.close()
     }
 
     // MARK: - Writing
@@ -188,9 +176,14 @@ final class SQLiteStoreCore: Sendable {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
-        if journal.usedBytes > Self.journalLimit { try checkpoint() }
+        if journal.usedBytes > Self.journalLimit { try checkpointer.checkpoint() }
         return try withWriter { lastFullCheck in
             try fileCheck.verify(lastFullCheck: &lastFullCheck)
+            // Each pass that finds the cache behind the journal reads SQLite first. A checkpoint
+            // of another process can drop records between that read and the journal's lock, but
+            // it holds SQLite's write lock while it does, so it cannot do it every time; after
+            // four passes something else is wrong (a journal whose base moves without a commit),
+            // and the write fails rather than loop.
             for attempt in 0..<4 {
                 if attempt > 0 {
                     // The cache is behind what the journal holds: catch up from SQLite, outside
@@ -204,7 +197,7 @@ final class SQLiteStoreCore: Sendable {
                 if let (result, wake, written) = outcome {
                     if wake { journal.wakeWatchers() }
                     if options.durability == .powerSafe, let written { try journal.sync(written) }
-                    if journal.usedBytes > Self.checkpointThreshold { queueCheckpoint() }
+                    if journal.usedBytes > Self.checkpointThreshold { checkpointer.queue() }
                     return result
                 }
             }
@@ -235,12 +228,12 @@ final class SQLiteStoreCore: Sendable {
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> (Result, wake: Bool, written: Range<Int>?)? {
         var outcome = cache.withLock { cache in
-            cache.position.sequence >= journal.sequence ? .caughtUp : catchUpWithoutLock(&cache, journal)
+            cache.position.sequence >= journal.sequence ? .caughtUp : self.cache.catchUp(&cache)
         }
         if outcome == .damaged {
             // Cut now: a record appended after the damage would be out of every reader's reach.
             journal.repair(reason: nil, held: locked)
-            outcome = cache.withLock { catchUpWithoutLock(&$0, journal) }
+            outcome = cache.withLock { self.cache.catchUp(&$0) }
         }
         guard outcome != .behind else { return nil }
         let (writes, result) = try produce()
@@ -265,67 +258,6 @@ final class SQLiteStoreCore: Sendable {
         return (result, journal.announce(locked: locked), end - record.count..<end)
     }
 
-    // MARK: - The connection
-
-    /// Runs `body` holding the connection (which is valid only inside `body`).
-    ///
-    /// A store with a journal needs SQLite only to move the journal in and to catch up after a
-    /// long absence, so it opens the connection for that and closes it afterwards. An open WAL
-    /// connection holds a shared lock on the `-shm` file for as long as it is open, and iOS
-    /// terminates an app suspended while holding a file lock in an App Group container
-    /// (`0xdead10cc`): between calls a store holds no lock at all. The connection opened again is
-    /// configured as the first, and must open the same file (a file moved over the path is
-    /// `.replaced`, never written).
-    func withDatabase<Result>(during operation: String, _ body: (inout SQLiteStore.Database) throws -> Result)
-        throws -> Result
-    {
-        try database.withLock { database in
-            guard !database.isClosed else {
-                throw SQLiteStoreError(path: path, kind: .closed, message: "closed before \(operation)")
-            }
-            if database.isIdle {
-                database.connection = try reopenConnection()
-                database.isIdle = false
-            }
-            defer {
-                if closesWhenIdle {
-                    database.connection.close()
-                    database.isIdle = true
-                }
-            }
-            return try body(&database)
-        }
-    }
-
-    /// Whether the connection is closed between uses: for stores that move a journal into SQLite
-    /// (a store without one polls `PRAGMA data_version`, which belongs to one connection).
-    private var closesWhenIdle: Bool { journal?.isWritable == true }
-
-    /// A connection to the store's file, configured as the store's first one was.
-    private func reopenConnection() throws -> SQLiteConnection {
-        let replaced = SQLiteStoreError(
-            path: path, kind: .replaced, message: "another file is at the path now, or none")
-        // Looked at before opening (nothing is created at a path whose file went) and after.
-        guard FileIdentity(path: path) == openedFile else { throw replaced }
-        let connection = try perform {
-            try SQLiteStore.checkpointConnection(path: path, options: options)
-        }
-        guard FileIdentity(path: path) == openedFile else {
-            connection.close()
-            throw replaced
-        }
-        return connection
-    }
-
-    /// Runs a SQLite call, turning its failure into an ``SQLiteStoreError`` naming this file.
-    func perform<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let failure as SQLiteConnection.Failure {
-            throw SQLiteStoreError(path: path, failure)
-        }
-    }
-
     /// Commits everything written so far into SQLite and syncs it.
     ///
     /// Inside a transaction on this thread it cannot (the transaction holds the journal): it
@@ -335,7 +267,7 @@ final class SQLiteStoreCore: Sendable {
         if writer.isHeldByCurrentThread {
             try SQLiteStoreError.fromJournal { try journal.sync() }
         } else {
-            try checkpoint()
+            try checkpointer.checkpoint()
         }
     }
 }

@@ -3,20 +3,47 @@ import Dispatch
 import Foundation
 import PrefsJournal
 
-/// Checkpoints: moving the journal into SQLite.
-extension SQLiteStoreCore {
-    // MARK: - Checkpoints: moving the journal into SQLite
+/// Moves a store's journal into SQLite: in the background once the journal grows past
+/// ``SQLiteStoreCore/checkpointThreshold``, in line when it is past the limit, on `flush()` and
+/// when the store closes.
+///
+/// Its steps, each a place a test can stop a process at (``SQLiteStore/CheckpointStep``): take
+/// SQLite's write lock (`BEGIN IMMEDIATE`), drop what an earlier checkpoint committed but did not
+/// drop, snapshot the journal's end, upsert each key's last value, commit (`.beforeCommit`,
+/// `.afterCommit`), then drop the records moved, keeping those written meanwhile (`.duringMove`,
+/// `.afterDrop`). Killed anywhere, nothing is lost or applied twice: SQLite's
+/// `checkpointed_sequence` says which records it holds.
+///
+/// ```swift
+/// let checkpointer = store.core.checkpointer
+/// try checkpointer.checkpoint()
+/// ```
+final class Checkpointer: Sendable {
+    private let path: String
+    private let options: SQLiteStore.Options
+    /// `nil`, or read-only: there is nothing to move.
+    private let journal: Journal?
+    private let sqlite: StoreConnection
+    /// Set while a background checkpoint is queued or running.
+    let queued = Locked(false)
+
+    init(path: String, options: SQLiteStore.Options, journal: Journal?, sqlite: StoreConnection) {
+        self.path = path
+        self.options = options
+        self.journal = journal
+        self.sqlite = sqlite
+    }
 
     /// Queues a checkpoint in the background (one at a time per store).
-    func queueCheckpoint() {
-        let queued = checkpointQueued.withLock { queued in
+    func queue() {
+        let queued = self.queued.withLock { queued in
             defer { queued = true }
             return queued
         }
         guard !queued else { return }
         ExpiringActivity.run("moving the journal of \(path) into SQLite") { [weak self] expiry in
             guard let self else { return }
-            defer { checkpointQueued.withLock { $0 = false } }
+            defer { self.queued.withLock { $0 = false } }
             do { try checkpoint(expiry: expiry) } catch let error as SQLiteStoreError
                 where error.kind == .closed || error.kind == .expired
             {
@@ -50,9 +77,9 @@ extension SQLiteStoreCore {
     }
 
     private func checkpoint(_ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?) throws {
-        try withDatabase(during: "a checkpoint") { database in
+        try sqlite.withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
-            try perform {
+            try sqlite.perform {
                 try connection.retryingWhileBusy(timeout: timeout) {
                     try connection.run("BEGIN IMMEDIATE")
                 }
@@ -60,7 +87,7 @@ extension SQLiteStoreCore {
             let moved: UInt64
             let snapshot: (end: Int, generation: UInt64)
             do {
-                let checkpointed = try perform { try Self.checkpointedSequence(connection) }
+                let checkpointed = try sqlite.perform { try StoreConnection.checkpointedSequence(connection) }
                 // What an earlier checkpoint committed but did not drop is dropped first; from
                 // here on nobody else moves records (that takes SQLite's write lock, held here).
                 // Found without the lock (held here, SQLite's write lock keeps records where
@@ -80,7 +107,7 @@ extension SQLiteStoreCore {
                         throw SQLiteStoreError(path: path, kind: .expired, message: "before the commit")
                     }
                 }
-                try perform { try connection.run("COMMIT") }
+                try sqlite.perform { try connection.run("COMMIT") }
                 checkpointStep(.afterCommit)
             } catch {
                 try? connection.run("ROLLBACK")
@@ -128,35 +155,15 @@ extension SQLiteStoreCore {
         guard moved > checkpointed else { return moved }
         // In the key index's order (SQLite compares text keys byte by byte): each upsert then
         // lands beside the one before, in pages just read, instead of anywhere in a large table.
-        try perform {
+        try sqlite.perform {
             for (key, entry) in latest.sorted(by: { $0.key < $1.key }) {
                 let bytes = entry.bytes.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
-                try upsert(key, bytes.map { .bytes($0) } ?? .null, sequence: entry.sequence, into: connection)
+                try StoreConnection.upsert(
+                    key, bytes.map { .bytes($0) } ?? .null, sequence: entry.sequence, into: connection)
             }
-            try setCheckpointedSequence(moved, in: connection)
+            try StoreConnection.setCheckpointedSequence(moved, in: connection)
         }
         return moved
-    }
-
-    /// Stores a key's value (or its removal, `.null`) with the sequence number of its write.
-    func upsert(
-        _ key: StoreKey, _ value: SQLiteConnection.Parameter, sequence: UInt64,
-        into connection: SQLiteConnection
-    ) throws {
-        try connection.run(
-            """
-            INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
-            ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-            """, [.text(key.name), value, .integer(Int64(bitPattern: sequence))])
-    }
-
-    /// Records that SQLite holds every record up to `sequence`.
-    func setCheckpointedSequence(_ sequence: UInt64, in connection: SQLiteConnection) throws {
-        try connection.run(
-            """
-            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
-            ON CONFLICT(name) DO UPDATE SET value = excluded.value
-            """, [.integer(Int64(bitPattern: sequence))])
     }
 
     private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {

@@ -1,0 +1,156 @@
+import CPrefsShared
+import Foundation
+import PrefsJournal
+
+/// What a store's reads answer from: every value, current up to a position in the journal, with
+/// the lock-free read slots in front of it; and the one way the values move forward, applying
+/// the journal's records (or SQLite's rows) and telling observers, one change per record.
+///
+/// Its states, for a reader of the code: *current* (the position is the journal's sequence
+/// number: a read answers at once), *behind in the journal* (records after the position are
+/// still in the journal: ``catchUp(_:)`` applies them), *behind the journal* (a checkpoint
+/// dropped records the cache never saw: ``catchUp(_:)`` answers `.behind`, and the store reads
+/// SQLite's rows into ``adopt(_:ifStillAt:base:)``), and *damaged* (a record past the position is
+/// not whole: what precedes it is applied and the next holder of the journal's lock cuts it).
+///
+/// ```swift
+/// let cache = store.core.cache
+/// let outcome = cache.withLock { cache.catchUp(&$0) }  // .caughtUp
+/// ```
+final class StoreCache: Sendable {
+    private let state: Locked<SQLiteStore.Cache>
+    /// Plain values recently read, answered without the cache's lock.
+    let readSlots = ReadSlots()
+    /// `nil` for a read-only store whose folder has no journal.
+    let journal: Journal?
+    /// The journal's sequence number in its mapping (which lives as long as `journal`).
+    ///
+    /// The read path loads it without touching (so retaining) the journal object. Only ever
+    /// loaded atomically, from any thread: `nonisolated(unsafe)` because a pointer is not
+    /// `Sendable`.
+    nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
+    let observers: StoreObservers
+    private let path: String
+    private let diagnostics: PreferenceDiagnostics
+
+    init(
+        _ cache: SQLiteStore.Cache, journal: Journal?, observers: StoreObservers, path: String,
+        diagnostics: PreferenceDiagnostics
+    ) {
+        self.journal = journal
+        journalSequence = journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
+        self.observers = observers
+        self.path = path
+        self.diagnostics = diagnostics
+        var cache = cache
+        cache.values.readSlots = readSlots
+        state = Locked(cache)
+    }
+
+    /// Runs `body` holding the cache's lock.
+    func withLock<Result>(_ body: (inout SQLiteStore.Cache) throws -> Result) rethrows -> Result {
+        try state.withLock(body)
+    }
+
+    /// The sequence number up to which every record is applied.
+    var position: UInt64 { state.withLock { $0.position.sequence } }
+
+    /// How a catch-up from the journal ended.
+    enum CatchUp {
+        /// Every record written before it started is applied.
+        case caughtUp
+        /// The journal no longer holds every record after the cache's position: read SQLite.
+        case behind
+        /// The records up to a damaged one are applied; the damage is reported.
+        case damaged
+    }
+
+    /// Applies the records after the cache's position, reading the journal without its lock
+    /// (the caller holds the cache's).
+    func catchUp(_ cache: inout SQLiteStore.Cache) -> CatchUp {
+        guard let journal else { return .caughtUp }
+        // Records being moved (an odd generation) is a `memcpy` under the lock, over in
+        // microseconds; a holder stopped in the middle of one is repaired only by the next holder
+        // of the lock, which a process that only reads never is. So the wait is bounded (about
+        // 0.1 s: 1,000 yields, then 1,000 pauses of 100 µs) and the read then goes to SQLite.
+        for attempt in 0..<2_000 {
+            let generation = journal.generation
+            if generation % 2 == 1 {
+                if attempt >= 1_000 { usleep(100) } else { sched_yield() }
+                continue
+            }
+            let announced = journal.sequence
+            let base = journal.baseSequence
+            let end = journal.writeOffset
+            guard cache.position.sequence >= base else { return .behind }
+            let start =
+                cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
+            var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
+            var records: [JournalRecord] = []
+            while let record = scan.next() {
+                if record.sequence > cache.position.sequence { records.append(record) }
+            }
+            prefs_atomic_fence()
+            guard journal.generation == generation else { continue }
+            if let failure = scan.failure {
+                // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
+                journal.report("\(failure); reading stops there")
+                journal.checkOnNextLock()
+            }
+            apply(records, to: &cache)
+            cache.position = Journal.Position(
+                sequence: max(
+                    scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
+                generation: generation, offset: scan.offset)
+            return scan.failure == nil ? .caughtUp : .damaged
+        }
+        return .behind
+    }
+
+    /// Applies records to the cache and tells observers, one change per record (in order).
+    private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
+        var undecodable: Set<String> = []
+        for record in records {
+            var change: [StoreKey: ValueChange] = [:]
+            for entry in record.entries {
+                let key = StoreKey(entry.key)
+                guard let encoded = entry.encodedValue else {
+                    change[key] = .removed
+                    continue
+                }
+                if let value = try? PropertyListValue(storedEncoding: encoded) {
+                    change[key] = .set(value)
+                } else {
+                    undecodable.insert(entry.key)
+                }
+            }
+            for (key, value) in change { cache.values[key] = value.newValue }
+            observers.publish(StoreChange(values: change))
+        }
+        SQLiteStore.reportUndecodable(undecodable, in: path, to: diagnostics)
+    }
+
+    /// Takes SQLite's changed rows, unless the cache moved since they were read from `known`
+    /// (then they are not the newest), and tells observers.
+    ///
+    /// `base` is the journal's base, read before the rows: when SQLite holds less, a power loss
+    /// undid a checkpoint's commit (or the journal belongs to another copy of the database), and
+    /// what lies between is said to be lost and skipped.
+    func adopt(_ rows: StoreConnection.ChangedRows, ifStillAt known: UInt64, base: UInt64) {
+        SQLiteStore.reportUndecodable(rows.undecodable, in: path, to: diagnostics)
+        var highest = rows.highest
+        if highest < base {
+            journal?.report(
+                "the records after \(highest) up to \(base) are in neither the journal nor SQLite; continuing from \(base)"
+            )
+            highest = base
+        }
+        state.withLock { cache in
+            guard cache.position.sequence == known else { return }
+            for (key, value) in rows.values { cache.values[key] = value }
+            cache.position = Journal.Position(
+                sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
+            observers.publish(StoreChange(newValues: rows.values))
+        }
+    }
+}
