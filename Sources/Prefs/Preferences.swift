@@ -126,7 +126,7 @@ public struct Preferences: Sendable {
     func decode<Value>(_ stored: PropertyListValue?, for key: Key<Value>) -> Value {
         guard let stored else { return key.defaultValue }
         do {
-            return try Value.deserialize(stored)
+            return try key.decode(stored)
         } catch {
             return fellBack(stored, for: key, because: error)
         }
@@ -144,7 +144,7 @@ public struct Preferences: Sendable {
 
     func encode<Value>(_ value: Value, for key: Key<Value>) throws -> PropertyListValue? {
         do {
-            let encoded = try Value.serialize(value)
+            let encoded = try key.encode(value)
             try encoded?.checkNesting()
             return encoded
         } catch let error as ValueCodingError {

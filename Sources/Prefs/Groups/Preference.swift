@@ -119,7 +119,9 @@ final class PreferenceSlot: @unchecked Sendable {
 
     func bind<Value: PreferenceValue>(name: String, as type: Value.Type) {
         key = typedKey ?? Preferences.Key<Value>(name, default: defaultValue as! Value)
-        accepts = { (try? Value.deserialize($0)) != nil }
+        // In the key's own form (a typed key may read JSON text, or like UserDefaults).
+        let typed = key as? Preferences.Key<Value>
+        accepts = { stored in (try? typed.map { try $0.decode(stored) } ?? Value.deserialize(stored)) != nil }
     }
 
     func key<Value: PreferenceValue>(_ type: Value.Type) -> Preferences.Key<Value> {

@@ -69,6 +69,9 @@ extension Preferences {
             case computed(@Sendable () -> Value)
         }
         private let defaultSource: Default
+        /// How the stored form differs from the type's own (``Preferences/StoredForm``,
+        /// ``Preferences/ReadingRule``); `nil` for the type's own form, read strictly.
+        @usableFromInline let coding: KeyCoding<Value>?
 
         /// The value a read gives when nothing (or nothing usable) is stored; for a key with a
         /// computed default, computed now.
@@ -88,6 +91,14 @@ extension Preferences {
         /// ```
         public init(_ name: String, default defaultValue: Value) {
             defaultSource = .value(defaultValue)
+            coding = nil
+            super.init(validatedName: name)
+        }
+
+        /// A key whose stored form differs from its type's own.
+        init(_ name: String, default defaultValue: Value, coding: KeyCoding<Value>?) {
+            defaultSource = .value(defaultValue)
+            self.coding = coding
             super.init(validatedName: name)
         }
 
@@ -99,6 +110,7 @@ extension Preferences {
         /// ```
         public init(_ name: String, default makeDefault: @escaping @Sendable () -> Value) {
             defaultSource = .computed(makeDefault)
+            coding = nil
             super.init(validatedName: name)
         }
 
@@ -109,11 +121,25 @@ extension Preferences {
         /// ```
         public init<Wrapped>(_ name: String) where Value == Wrapped? {
             defaultSource = .value(nil)
+            coding = nil
             super.init(validatedName: name)
         }
 
         override var encodedDefault: PropertyListValue? {
-            (try? Value.serialize(defaultValue)) ?? nil
+            (try? encode(defaultValue)) ?? nil
+        }
+
+        /// The value in its stored form: the key's own form where it has one, else its type's.
+        func encode(_ value: Value) throws -> PropertyListValue? {
+            if let write = coding?.write { return try write(value) }
+            return try Value.serialize(value)
+        }
+
+        /// The value a stored one holds for this key, read in the key's form.
+        @inlinable
+        func decode(_ stored: PropertyListValue) throws -> Value {
+            if let coding { return try coding.read(stored) }
+            return try Value.deserialize(stored)
         }
     }
 }

@@ -45,7 +45,7 @@ extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValu
     fileprivate static func fromRawValue(_ stored: PropertyListValue) throws -> Self {
         let raw = try RawValue.deserialize(stored)
         guard let value = Self(rawValue: raw) else {
-            throw ValueCodingError.notRepresentable(
+            throw ValueCodingError.unreadable(
                 type: "\(Self.self)", reason: "no case has the raw value \(raw)")
         }
         return value
@@ -106,6 +106,36 @@ extension PropertyListValue {
         else { return nil }
         return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
     }
+}
+
+extension PreferenceValue {
+    /// A collection stored as one string of JSON text, starting with `opening` (`[` or `{`), as
+    /// `@AppStorage` stores a collection made `RawRepresentable` through `JSONEncoder`, and
+    /// Defaults before version 5 stores a whole `[Codable]`; `nil` for anything else.
+    ///
+    /// A `Decodable` collection is decoded as it was encoded (`JSONDecoder`: dates as numbers
+    /// too); any other is read from the property list the JSON makes.
+    ///
+    /// ```swift
+    /// [String].fromJSONText(.string(#"["fr","ja"]"#), opening: "[")  // ["fr", "ja"]
+    /// ```
+    static func fromJSONText(_ stored: PropertyListValue, opening: Unicode.Scalar) -> Self? {
+        guard case .string(let text) = stored, text.unicodeScalars.first == opening else { return nil }
+        let data = Data(text.utf8)
+        if let decodable = Self.self as? any Decodable.Type, let value = decodedJSON(decodable, data) as? Self
+        {
+            return value
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data),
+            let parsed = PropertyListValue(foundationObject: object)
+        else { return nil }
+        return try? deserialize(parsed)
+    }
+}
+
+/// `data` decoded as JSON into `type`, or `nil`.
+private func decodedJSON<Value: Decodable>(_ type: Value.Type, _ data: Data) -> Value? {
+    try? JSONDecoder().decode(type, from: data)
 }
 
 /// The useful part of a `DecodingError` or `EncodingError`: which field and why, without the

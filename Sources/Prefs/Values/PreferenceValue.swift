@@ -53,8 +53,11 @@ public protocol PreferenceValue: Sendable {
 public enum ValueCodingError: Error, Hashable, CustomStringConvertible, LocalizedError {
     /// The stored value has another type than the one asked for.
     case typeMismatch(expected: String, found: PropertyListValue)
-    /// The value cannot be represented (out of range, not a valid raw value, not encodable…).
+    /// The value cannot be stored (out of range, not encodable…).
     case notRepresentable(type: String, reason: String)
+    /// A stored value of the right kind cannot be read as the type (no case has that raw value,
+    /// a dictionary key does not parse, a range's bounds are reversed).
+    case unreadable(type: String, reason: String)
     /// Arrays and dictionaries nest deeper than `limit` (``PropertyListValue/maximumNestingDepth``).
     case nestedTooDeeply(limit: Int)
 
@@ -69,6 +72,8 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible, Localize
             "expected \(expected), found \(found)"
         case .notRepresentable(let type, let reason):
             "\(type) cannot be stored: \(reason)"
+        case .unreadable(let type, let reason):
+            "cannot be read as \(type): \(reason)"
         case .nestedTooDeeply(let limit):
             "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have"
         }

@@ -158,9 +158,13 @@ extension Array: PreferenceValue where Element: PreferenceValue {
     public static func serialize(_ value: [Element]) throws -> PropertyListValue? {
         .array(try value.map { try Element.serializeRequired($0, context: "inside an array") })
     }
-    /// Reads a stored array whose every element fits `Element`.
+    /// Reads a stored array whose every element fits `Element`, or one string holding the array
+    /// as JSON (`["fr","ja"]`: how `@AppStorage` and Defaults before version 5 store arrays).
     public static func deserialize(_ stored: PropertyListValue) throws -> [Element] {
-        guard case .array(let elements) = stored else { throw mismatch(stored) }
+        guard case .array(let elements) = stored else {
+            if let array = fromJSONText(stored, opening: "[") { return array }
+            throw mismatch(stored)
+        }
         return try elements.map(Element.deserialize)
     }
 }
@@ -219,13 +223,18 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
         }
         return .dictionary(entries)
     }
-    /// Reads a stored dictionary whose every key reads as `Key` and every value fits `Value`.
+    /// Reads a stored dictionary whose every key reads as `Key` and every value fits `Value`, or
+    /// one string holding it as a JSON object (how `@AppStorage` stores a `RawRepresentable`
+    /// dictionary).
     public static func deserialize(_ stored: PropertyListValue) throws -> [Key: Value] {
-        guard case .dictionary(let entries) = stored else { throw mismatch(stored) }
+        guard case .dictionary(let entries) = stored else {
+            if let dictionary = fromJSONText(stored, opening: "{") { return dictionary }
+            throw mismatch(stored)
+        }
         var result: [Key: Value] = [:]
         for (name, element) in entries {
             guard let key = Key(name) else {
-                throw ValueCodingError.notRepresentable(
+                throw ValueCodingError.unreadable(
                     type: "\(Self.self)", reason: "the key \(String(reflecting: name)) is not a \(Key.self)")
             }
             result[key] = try Value.deserialize(element)
@@ -243,9 +252,13 @@ extension Set: PreferenceValue where Element: PreferenceValue {
     public static func serialize(_ value: Set<Element>) throws -> PropertyListValue? {
         .array(try value.map { try Element.serializeRequired($0, context: "inside a set") })
     }
-    /// Reads a stored array whose every element fits `Element` (repeated elements count once).
+    /// Reads a stored array whose every element fits `Element` (repeated elements count once), or
+    /// one string holding the array as JSON.
     public static func deserialize(_ stored: PropertyListValue) throws -> Set<Element> {
-        guard case .array(let elements) = stored else { throw mismatch(stored) }
+        guard case .array(let elements) = stored else {
+            if let set = fromJSONText(stored, opening: "[") { return set }
+            throw mismatch(stored)
+        }
         return Set(try elements.map(Element.deserialize))
     }
 }
@@ -298,8 +311,7 @@ private func readRangeBounds<Bound: PreferenceValue & Comparable>(
     let lower = try Bound.deserialize(bounds[0])
     let upper = try Bound.deserialize(bounds[1])
     guard lower <= upper else {
-        throw ValueCodingError.notRepresentable(
-            type: type, reason: "the lower bound is above the upper bound")
+        throw ValueCodingError.unreadable(type: type, reason: "the lower bound is above the upper bound")
     }
     return (lower, upper)
 }

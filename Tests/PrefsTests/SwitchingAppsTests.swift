@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+@testable import Prefs
+
+/// A bookmark as an app on Defaults (before version 5) or `@AppStorage` kept it: `Codable`, with
+/// a date, stored by `JSONEncoder` inside one string.
+private struct Bookmark: Codable, Equatable, PreferenceValue {
+    var title: String
+    var added: Date
+}
+
+private enum RefreshInterval: Int, PreferenceValue {
+    case hourly = 1
+    case daily = 24
+}
+
+/// Issue "Switching a real app to Prefs loses nothing and can be rolled back": what the old code
+/// stored reads back as it was, and what the port writes the old code reads.
+@Suite struct SwitchingAppsTests {
+    private static let bookmarks = [
+        Bookmark(title: "Swift", added: Date(timeIntervalSinceReferenceDate: 700_000_000.25)),
+        Bookmark(title: "Prefs", added: Date(timeIntervalSinceReferenceDate: 700_086_400.5)),
+    ]
+
+    /// The old app's write: `JSONEncoder` into one string.
+    private static func json<Value: Encodable>(_ value: Value) throws -> PropertyListValue {
+        .string(String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
+    }
+
+    /// The old app's read of the port's write: `JSONDecoder` from the string.
+    private static func decodedByTheOldApp<Value: Decodable>(_ stored: PropertyListValue?, as _: Value.Type)
+        -> Value?
+    {
+        guard case .string(let text)? = stored else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
+    }
+
+    // MARK: - Item 1: collections stored as one JSON string read back, with no migration
+
+    @Test(arguments: StoreKind.allCases)
+    func anAppStorageArrayStoredAsJSONTextReadsBack(store: StoreKind) throws {
+        let recorder = IssueRecorder()
+        let prefs = recorder.preferences(store.makeStore())
+        try prefs.store.setValue(.string(#"["fr","ja"]"#), forKey: "languages")
+        #expect(prefs[Preferences.Key<[String]>("languages", default: [])] == ["fr", "ja"])
+        #expect(prefs[Preferences.Key<Set<String>>("languages", default: [])] == ["fr", "ja"])
+        #expect(recorder.issues.isEmpty, "\(recorder.issues)")
+    }
+
+    @Test func aDefaultsCodableArrayStoredAsJSONTextReadsBackWithItsDates() throws {
+        let prefs = Preferences(store: MemoryStore())
+        try prefs.store.setValue(try Self.json(Self.bookmarks), forKey: "bookmarks")
+        #expect(prefs[Preferences.Key<[Bookmark]>("bookmarks", default: [])] == Self.bookmarks)
+    }
+
+    @Test func aDictionaryStoredAsAJSONObjectReadsBack() throws {
+        let prefs = Preferences(store: MemoryStore())
+        try prefs.store.setValue(.string(#"{"fr":2,"ja":1}"#), forKey: "counts")
+        #expect(prefs[Preferences.Key<[String: Int]>("counts", default: [:])] == ["fr": 2, "ja": 1])
+        // A string that is not JSON is still not an array: the default, reported.
+        let recorder = IssueRecorder()
+        let strict = recorder.preferences(prefs.store)
+        try strict.store.setValue(.string("[fr, ja"), forKey: "languages")
+        #expect(strict[Preferences.Key<[String]>("languages", default: ["en"])] == ["en"])
+        #expect(recorder.issues.count == 1)
+    }
+
+    // MARK: - Item 2: a key that keeps the old code's stored form, so a rollback reads the writes
+
+    @Test(arguments: StoreKind.allCases)
+    func aJSONTextKeyWritesWhatTheOldAppDecodes(store: StoreKind) throws {
+        let prefs = Preferences(store: store.makeStore())
+        let key = Preferences.Key<[Bookmark]>("bookmarks", default: [], storedAs: .jsonText)
+        try prefs.set(Self.bookmarks, for: key)
+        let stored = prefs.store.value(forKey: "bookmarks")
+        #expect(
+            Self.decodedByTheOldApp(stored, as: [Bookmark].self) == Self.bookmarks,
+            "\(String(describing: stored))")
+        #expect(prefs[key] == Self.bookmarks)
+
+        // @AppStorage's `extension Array: RawRepresentable` decodes its raw value the same way.
+        let languages = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
+        prefs[languages] = ["fr", "ja"]
+        #expect(
+            Self.decodedByTheOldApp(prefs.store.value(forKey: "languages"), as: [String].self) == [
+                "fr", "ja",
+            ])
+    }
+
+    @Test func aJSONTextKeyReadsBothFormsAndRemovesForNil() throws {
+        let prefs = Preferences(store: MemoryStore())
+        let key = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
+        // A value a previous version of the port wrote in the property-list form.
+        try prefs.store.setValue(.array([.string("de")]), forKey: "languages")
+        #expect(prefs[key] == ["de"])
+        let profile = Preferences.Key<Bookmark?>("profile", storedAs: .jsonText)
+        prefs[profile] = Self.bookmarks[0]
+        #expect(
+            Self.decodedByTheOldApp(prefs.store.value(forKey: "profile"), as: Bookmark.self)
+                == Self.bookmarks[0])
+        prefs[profile] = nil
+        #expect(prefs.store.value(forKey: "profile") == nil)
+        #expect(prefs[profile] == nil)
+    }
+
+    // MARK: - Item 3: reads as forgiving as UserDefaults, where a key asks for it
+
+    /// Values as `defaults write … -string YES`, `-int 1`, `-float 2.5` leave them.
+    static let looseValues: [PropertyListValue] = [
+        .string("YES"), .string("yes"), .string("NO"), .string("no"), .string("true"), .string("false"),
+        .string("1"), .string("0"), .string(""), .string("  42"), .string("-7"), .string("3.75"),
+        .string("12abc"),
+        .string("abc"), .string("t"), .string("00009"), .integer(0), .integer(1), .integer(-3), .double(2.5),
+        .double(0), .bool(true), .bool(false),
+    ]
+
+    @Test(arguments: looseValues)
+    func forgivingReadsGiveWhatFoundationsGettersGive(value: PropertyListValue) throws {
+        let store = TestDefaults.makeStore()
+        let defaults = store.defaults
+        defaults.set(value.foundationObject, forKey: "k")
+        let prefs = Preferences(store: store)
+        #expect(
+            prefs[Preferences.Key<Bool>("k", default: false, reading: .likeUserDefaults)]
+                == defaults.bool(forKey: "k"))
+        #expect(
+            prefs[Preferences.Key<Int>("k", default: -99, reading: .likeUserDefaults)]
+                == defaults.integer(forKey: "k"))
+        #expect(
+            prefs[Preferences.Key<Double>("k", default: -99, reading: .likeUserDefaults)]
+                == defaults.double(forKey: "k"))
+        #expect(
+            prefs[Preferences.Key<Float>("k", default: -99, reading: .likeUserDefaults)]
+                == defaults.float(forKey: "k"))
+        #expect(
+            prefs[Preferences.Key<String?>("k", reading: .likeUserDefaults)] == defaults.string(forKey: "k"))
+    }
+
+    @Test func forgivingReadsAreOptInAndStrictReadsReportWhatTheyRefuse() throws {
+        let recorder = IssueRecorder()
+        let prefs = recorder.preferences(MemoryStore())
+        try prefs.store.setValue(.string("YES"), forKey: "debugMenu")
+        #expect(prefs[Preferences.Key<Bool>("debugMenu", default: false)] == false)
+        #expect(recorder.issues.count == 1)
+        #expect(prefs[Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)] == true)
+        #expect(recorder.issues.count == 1, "a forgiving read reports nothing")
+        // Writes store the key's own type.
+        let forgiving = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
+        prefs[forgiving] = false
+        #expect(prefs.store.value(forKey: "debugMenu") == .bool(false))
+    }
+
+    @Test func forgivingURLsReadPathsAndArchivedURLs() throws {
+        let prefs = Preferences(store: MemoryStore())
+        let key = Preferences.Key<URL?>("folder", reading: .likeUserDefaults)
+        try prefs.store.setValue(.string("/tmp/downloads"), forKey: "folder")
+        #expect(prefs[key] == URL(fileURLWithPath: "/tmp/downloads"))
+        try prefs.store.setValue(.string("https://example.com/feed"), forKey: "folder")
+        #expect(prefs[key] == URL(string: "https://example.com/feed"))
+        // How UserDefaults.set(_: URL, forKey:) stores a web URL on Apple platforms.
+        let archive = try NSKeyedArchiver.archivedData(
+            withRootObject: NSURL(string: "https://example.com/a")!, requiringSecureCoding: true)
+        try prefs.store.setValue(.data(archive), forKey: "folder")
+        #expect(prefs[key] == URL(string: "https://example.com/a"))
+    }
+
+    // MARK: - Item 7: diagnostics say what happened
+
+    @Test func aStoredValueNoCaseHasIsReportedAsUnreadableNotUnstorable() throws {
+        let recorder = IssueRecorder()
+        let prefs = recorder.preferences(MemoryStore())
+        try prefs.store.setValue(.integer(2), forKey: "refresh")
+        #expect(prefs[Preferences.Key<RefreshInterval>("refresh", default: .daily)] == .daily)
+        let message = try #require(recorder.issues.first).description
+        #expect(
+            message.contains("cannot be read as RefreshInterval: no case has the raw value 2"), "\(message)")
+        #expect(!message.contains("cannot be stored"))
+    }
+}
