@@ -95,7 +95,7 @@ public struct Preferences: Sendable {
     /// prefs.hasValue(for: .volume)  // false until something is stored
     /// ```
     public func hasValue(for key: Keys) -> Bool {
-        store.value(forKey: key.name) != nil
+        store.storedValue(forKey: key.name) != nil
     }
 
     /// The names of every stored key, sorted by Unicode scalars.

@@ -165,6 +165,32 @@ private enum RefreshInterval: Int, PreferenceValue {
         #expect(prefs[key] == URL(string: "https://example.com/a"))
     }
 
+    // MARK: - Item 4: registered defaults are not stored values
+
+    @Test func aRegisteredDefaultIsNeitherStoredNorWrittenBackByAMigration() throws {
+        let store = TestDefaults.makeStore()
+        // The registration domain is the process's: a key no other test uses.
+        let name = "registered-\(UUID().uuidString)"
+        store.defaults.register(defaults: [name: 0.8])
+        let prefs = Preferences(store: store)
+        let key = Preferences.Key<Double>(name, default: 0.5)
+        #expect(prefs[key] == 0.8, "a typed read gives what UserDefaults reads")
+        #expect(!prefs.hasValue(for: key))
+        #expect(!prefs.storedKeys.contains(name))
+        #expect(prefs.dictionaryRepresentation()[StoreKey(name)] == nil)
+        #expect(try prefs.update { p in p.hasValue(for: key) } == false)
+
+        // A transform that returns its input writes nothing the user did not have.
+        try prefs.migrate([.transform(version: 1, name) { old in old }])
+        #expect(!prefs.hasValue(for: key))
+        #expect(store.defaults.persistentDomain(forName: try #require(store.domainName))?[name] == nil)
+
+        // Once the user sets it (even to the registered value), it is stored.
+        prefs[key] = 0.8
+        #expect(prefs.hasValue(for: key))
+        #expect(prefs.storedKeys.contains(name))
+    }
+
     // MARK: - Item 7: diagnostics say what happened
 
     @Test func aStoredValueNoCaseHasIsReportedAsUnreadableNotUnstorable() throws {

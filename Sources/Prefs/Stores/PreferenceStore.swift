@@ -29,6 +29,14 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// ```
     func value(forKey key: String) -> PropertyListValue?
 
+    /// The value stored under `key`: as ``value(forKey:)``, without what a store reads but does
+    /// not hold (a default registered with `UserDefaults.register(defaults:)`).
+    ///
+    /// ```swift
+    /// store.storedValue(forKey: "volume")  // nil: only registered
+    /// ```
+    func storedValue(forKey key: String) -> PropertyListValue?
+
     /// Stores `value` under `key`, or removes the key when `value` is `nil`.
     ///
     /// ```swift
@@ -86,6 +94,11 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
 }
 
 extension PreferenceStore {
+    /// The value under `key`: a store that reads only what it holds needs nothing else.
+    public func storedValue(forKey key: String) -> PropertyListValue? {
+        value(forKey: key)
+    }
+
     /// Writes one value through a transaction; stores override it when they have a faster path.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         try transaction { $0[key] = value }

@@ -105,6 +105,28 @@ public final class UserDefaultsStore: PreferenceStore {
         return PropertyListValue(foundationObject: object)
     }
 
+    /// The value the suite holds for `key`: as ``value(forKey:)``, but a default only registered
+    /// (`UserDefaults.register(defaults:)`, ``registerDefaults(of:)``) is not a stored value.
+    ///
+    /// ```swift
+    /// UserDefaults.standard.register(defaults: ["volume": 0.8])
+    /// UserDefaultsStore.standard.storedValue(forKey: "volume")  // nil until the user sets it
+    /// ```
+    ///
+    /// Values of other domains that `UserDefaults` also reads (the global domain, command-line
+    /// arguments) are not stored in the suite either. A store over a `UserDefaults` without a
+    /// domain name cannot tell the domains apart, and counts what `UserDefaults` reads.
+    public func storedValue(forKey key: String) -> PropertyListValue? {
+        guard let domainName else { return value(forKey: key) }
+        // Nothing anywhere is the common answer, and the cheap one.
+        guard defaults.object(forKey: key) != nil else { return nil }
+        // The suite's own domain (Foundation on Linux lists no registration domain to subtract),
+        // looked up by the exact key, as every read of this store is.
+        let domain = defaults.persistentDomain(forName: domainName) ?? [:]
+        guard let index = domain.index(forKey: key), StoreKey(domain[index].key) == StoreKey(key) else { return nil }
+        return PropertyListValue(foundationObject: domain[index].value)
+    }
+
     /// The spelling of the stored key that Foundation takes `key` for, if any.
     private func storedSpelling(of key: String) -> String? {
         let objects: [String: Any]
@@ -165,8 +187,10 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try writeLock.withLock(during: "a write or transaction") { _ in
+            // What is stored, never a registered default: a migration or an update must not
+            // write back a value the user never had.
             var transaction = StoreTransaction(
-                read: { [self] in value(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
+                read: { [self] in storedValue(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)
             try PropertyListValue.checkNesting(of: transaction.writes)
             let applied = try apply(transaction.writes.mapValues(\.newValue))
@@ -239,8 +263,10 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Nothing is stored: the registration lasts as long as the process, and (as Foundation's
     /// registration domain is) is seen by every `UserDefaults` object of the process. A
-    /// registered default counts as a value for ``Preferences/hasValue(for:)``, as it does for
-    /// `UserDefaults.object(forKey:)`; reads through Prefs give the same value either way. Keys
+    /// registered default is not a stored value: ``Preferences/hasValue(for:)`` is `false`,
+    /// ``Preferences/storedKeys`` leaves it out, and an `update` or a migration does not see it
+    /// (so never writes it into the user's file); a typed read outside them gives it, as
+    /// `UserDefaults.object(forKey:)` does (the key's default, for this method). Keys
     /// whose default is `nil` (optional keys) are not registered; a computed default is registered
     /// as computed now.
     public func registerDefaults(of keys: Preferences.Keys...) {
