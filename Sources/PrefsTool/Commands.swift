@@ -229,6 +229,13 @@ private func importFile(_ invocation: Invocation) throws {
 private func watch(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
     let key = invocation.arguments.count == 2 ? invocation.argument(1) : nil
+    #if !canImport(Darwin)
+        if case .userDefaults = invocation.store {
+            throw CLIError.usage(
+                "watch cannot see other processes' writes to UserDefaults on Linux: Foundation there "
+                    + "announces none (a SQLite domain, the default store, is watched across processes)")
+        }
+    #endif
     let store = try invocation.store.store(domain)
     let json = invocation.json
     // Without a key, the keys stored now: all a store that watches key by key can be told of.
@@ -270,15 +277,16 @@ private func help(_ invocation: Invocation) throws {
 
 private func existing(_ domain: String, in invocation: Invocation) throws -> any PreferenceStore {
     guard let store = try invocation.store.existingStore(domain) else {
-        throw CLIError.notFound("Domain \(domain) does not exist")
+        throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
     }
     return store
 }
 
 private func value(_ key: String, domain: String, in invocation: Invocation) throws -> PropertyListValue {
-    guard let store = try invocation.store.existingStore(domain), let value = store.value(forKey: key) else {
-        throw CLIError.notFound(missingPair(domain, key))
+    guard let store = try invocation.store.existingStore(domain) else {
+        throw CLIError.notFound(missingPair(domain, key) + invocation.store.elsewhere(domain))
     }
+    guard let value = store.value(forKey: key) else { throw CLIError.notFound(missingPair(domain, key)) }
     return value
 }
 

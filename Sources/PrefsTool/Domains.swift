@@ -79,6 +79,17 @@ enum StoreChoice: Sendable {
         }
     }
 
+    /// For a domain this store lacks, where a porter would find it: a SQLite folder's domain that
+    /// only Foundation's `UserDefaults` holds (an app not yet switched to Prefs) is named with the
+    /// option that reads it; `""` otherwise.
+    func elsewhere(_ domain: String) -> String {
+        guard case .folder = self, (try? StoreChoice.userDefaults.domains())?.contains(domain) == true else {
+            return ""
+        }
+        return "; it exists in UserDefaults (Foundation's \(domain).plist): "
+            + "prefs --store userdefaults read \(domain)"
+    }
+
     /// The store of a domain, created when it does not exist.
     func store(_ domain: String) throws -> any PreferenceStore {
         switch self {

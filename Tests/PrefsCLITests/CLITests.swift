@@ -5,6 +5,27 @@
 
     /// End-to-end: the built `prefs` binary, on an isolated HOME/XDG_CONFIG_HOME.
     @Suite struct CLITests {
+        /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in
+        /// UserDefaults is named, with the option that reads it.
+        @Test func aDomainOnlyInUserDefaultsIsNamedWithTheOptionThatReadsIt() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let plain = try cli.run(
+                "plain-write", "com.example.legacy", "volume", "double", "0.8", program: "PrefsTestHelper")
+            #expect(plain.status == 0, "\(plain.stderr)")
+            let read = try cli.run("read", "com.example.legacy", "volume")
+            #expect(read.status == 1)
+            #expect(read.stderr.contains("--store userdefaults read com.example.legacy"), "\(read.stderr)")
+            #if !canImport(Darwin)
+                let found = try cli.run("--store", "userdefaults", "read", "com.example.legacy", "volume")
+                #expect(found.stdout == "0.8", "\(found.stderr)")
+                // Watching UserDefaults on Linux would show nothing: said, not silently empty.
+                let watch = try cli.run("--store", "userdefaults", "watch", "com.example.legacy")
+                #expect(watch.status == 64)
+                #expect(watch.stderr.contains("cannot see other processes' writes"), "\(watch.stderr)")
+            #endif
+        }
+
         @Test func writeThenReadOnTheDefaultStore() throws {
             let cli = try CLI()
             defer { cli.remove() }

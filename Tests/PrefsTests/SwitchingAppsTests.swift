@@ -10,6 +10,9 @@ private struct Bookmark: Codable, Equatable, PreferenceValue {
     var added: Date
 }
 
+/// Item 6: the conformance in another file than the type's (declared in Support/ArticleTextSize.swift).
+extension ArticleTextSize: PreferenceValue {}
+
 private enum RefreshInterval: Int, PreferenceValue {
     case hourly = 1
     case daily = 24
@@ -189,6 +192,36 @@ private enum RefreshInterval: Int, PreferenceValue {
         prefs[key] = 0.8
         #expect(prefs.hasValue(for: key))
         #expect(prefs.storedKeys.contains(name))
+    }
+
+    // MARK: - Item 5: legacy run-once markers
+
+    @Test func aStepMarkedByTheAppsOwnMarkerRunsOnceAcrossTheOldCodeAndTheNew() throws {
+        let prefs = Preferences(store: MemoryStore())
+        try prefs.store.setValue(.string("Zhuo"), forKey: "user_name")
+        let step = PreferenceMigration.rename(version: 1, "user_name", to: "username").markedBy(
+            "didMigrateToV2")
+        #expect(try prefs.migrate([step]) == 1)
+        #expect(prefs.store.value(forKey: "username") == .string("Zhuo"))
+        #expect(prefs.store.value(forKey: "didMigrateToV2") == .bool(true))
+
+        // A user whose old app already ran the migration (its marker set) is not migrated again.
+        let migrated = Preferences(store: MemoryStore())
+        try migrated.store.setValue(.bool(true), forKey: "didMigrateToV2")
+        try migrated.store.setValue(.string("left as it is"), forKey: "user_name")
+        #expect(try migrated.migrate([step]) == 1)
+        #expect(migrated.store.value(forKey: "user_name") == .string("left as it is"))
+        #expect(migrated.store.value(forKey: "username") == nil)
+    }
+
+    // MARK: - Item 6: a conformance in the app's settings file
+
+    @Test func aTypeDeclaredSendableElsewhereBecomesAPreferenceHere() {
+        let prefs = Preferences(store: MemoryStore())
+        let key = Preferences.Key<ArticleTextSize>("textSize", default: .medium)
+        prefs[key] = .large
+        #expect(prefs[key] == .large)
+        #expect(prefs.store.value(forKey: "textSize") == .integer(2))
     }
 
     // MARK: - Item 7: diagnostics say what happened

@@ -6,7 +6,7 @@ extension Preferences {
     ///
     /// ```swift
     /// // @AppStorage("languages") var languages: [String] (through `extension Array: RawRepresentable`)
-    /// static let languages = Key<[String]>("languages", default: [], storedAs: .jsonText)
+    /// let languages = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
     /// ```
     public enum StoredForm: Sendable, Equatable {
         /// The type's own property-list form (the default): readable by `prefs read`, `defaults`
@@ -23,7 +23,7 @@ extension Preferences {
     ///
     /// ```swift
     /// // `defaults write com.example.app debugMenu -string YES` was honoured by bool(forKey:)
-    /// static let debugMenu = Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
+    /// let debugMenu = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
     /// ```
     public enum ReadingRule: Sendable, Equatable {
         /// Only the type's own stored form; anything else reads as the default, reported to the
@@ -79,7 +79,8 @@ extension Preferences.Key {
     /// code it replaces wrote, on write as well as on read, so a rollback reads the new writes.
     ///
     /// ```swift
-    /// static let recent = Key<[Bookmark]>("recent", default: [], storedAs: .jsonText)
+    /// struct Bookmark: Codable, PreferenceValue { var title: String }
+    /// let recent = Preferences.Key<[Bookmark]>("recent", default: [], storedAs: .jsonText)
     /// ```
     public convenience init(
         _ name: String, default defaultValue: Value, storedAs form: Preferences.StoredForm
@@ -92,7 +93,8 @@ extension Preferences.Key {
     /// ``init(_:default:storedAs:)``).
     ///
     /// ```swift
-    /// static let profile = Key<Profile?>("profile", storedAs: .jsonText)
+    /// struct Profile: Codable, PreferenceValue { var name: String }
+    /// let profile = Preferences.Key<Profile?>("profile", storedAs: .jsonText)
     /// ```
     public convenience init<Wrapped>(_ name: String, storedAs form: Preferences.StoredForm)
     where Value == Wrapped?, Wrapped: Codable {
@@ -103,7 +105,7 @@ extension Preferences.Key {
     /// `.likeUserDefaults` (a string `"YES"` as `true`, `"42"` as 42); writes store its own type.
     ///
     /// ```swift
-    /// static let debugMenu = Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
+    /// let debugMenu = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
     /// ```
     public convenience init(
         _ name: String, default defaultValue: Value, reading rule: Preferences.ReadingRule
@@ -116,7 +118,7 @@ extension Preferences.Key {
     /// ``init(_:default:reading:)``).
     ///
     /// ```swift
-    /// static let nickname = Key<String?>("nickname", reading: .likeUserDefaults)
+    /// let nickname = Preferences.Key<String?>("nickname", reading: .likeUserDefaults)
     /// ```
     public convenience init<Wrapped>(_ name: String, reading rule: Preferences.ReadingRule)
     where Value == Wrapped?, Wrapped: UserDefaultsReadable {

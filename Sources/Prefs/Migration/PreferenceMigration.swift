@@ -29,6 +29,11 @@ public struct PreferenceMigration: Sendable {
     /// ```swift
     /// try prefs.migrate([.custom(version: 4, "reset the cache size") { p in p.reset(.cacheSize) }])
     /// ```
+    ///
+    /// `body` is `@Sendable` (another process's migration may be running the same steps, and the
+    /// store may call it on another thread), so it cannot assign a captured `var`. To report what
+    /// a step did, write it to the store (a key of its own, read after `migrate`), or capture a
+    /// `Mutex` or another `Sendable` box and set that.
     public static func custom(
         version: Int, _ name: String, _ body: @escaping @Sendable (inout Preferences.Update) throws -> Void
     ) -> PreferenceMigration {
@@ -46,6 +51,29 @@ public struct PreferenceMigration: Sendable {
             guard let value = update[raw: oldKey] else { return }
             update[raw: oldKey] = nil
             update[raw: newKey] = value
+        }
+    }
+
+    /// This step, run only when the app's own run-once marker `marker` is absent, and setting the
+    /// marker (to `value`) in the same transaction when it runs: for a migration an app already
+    /// guarded with a key of its own (`"didMigrateToV2"`, `"SS_App_runOnce__x"`), so that neither
+    /// the old code nor this step runs it twice.
+    ///
+    /// ```swift
+    /// try prefs.migrate([
+    ///     .rename(version: 1, "user_name", to: "username").markedBy("didMigrateToV2")
+    /// ])
+    /// ```
+    ///
+    /// When the marker exists, the step counts as done: the version still moves past it.
+    public func markedBy(_ marker: String, setting value: PropertyListValue = .bool(true))
+        -> PreferenceMigration
+    {
+        let apply = self.apply
+        return PreferenceMigration(version: version, name: "\(name), marked by \(marker)") { update in
+            guard update[raw: marker] == nil else { return }
+            try apply(&update)
+            update[raw: marker] = value
         }
     }
 

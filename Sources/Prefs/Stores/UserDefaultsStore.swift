@@ -123,7 +123,9 @@ public final class UserDefaultsStore: PreferenceStore {
         // The suite's own domain (Foundation on Linux lists no registration domain to subtract),
         // looked up by the exact key, as every read of this store is.
         let domain = defaults.persistentDomain(forName: domainName) ?? [:]
-        guard let index = domain.index(forKey: key), StoreKey(domain[index].key) == StoreKey(key) else { return nil }
+        guard let index = domain.index(forKey: key), StoreKey(domain[index].key) == StoreKey(key) else {
+            return nil
+        }
         return PropertyListValue(foundationObject: domain[index].value)
     }
 
