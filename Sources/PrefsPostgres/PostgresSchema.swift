@@ -26,6 +26,13 @@
                     """)
                 try connection.run(
                     "CREATE TABLE IF NOT EXISTS prefs_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                // Key descriptions, beside the values of each namespace (never among them).
+                try connection.run(
+                    """
+                    CREATE TABLE IF NOT EXISTS prefs_keys (
+                        namespace TEXT NOT NULL, key TEXT NOT NULL, description BYTEA NOT NULL,
+                        PRIMARY KEY (namespace, key))
+                    """)
                 try connection.run(
                     "INSERT INTO prefs_meta(name, value) VALUES ('schema_version', $1) ON CONFLICT (name) DO NOTHING",
                     [.text(String(version))])

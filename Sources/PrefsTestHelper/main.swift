@@ -9,6 +9,7 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   publish-keys PATH                    publish the descriptions of volume (0...1), quality (an enum), nickname
 //   sqlite-killed-move-in PATH SUITE STEP  move a suite in, killed at STEP (beforeCommit/afterCommit)
 //   sqlite-hold-lock PATH                hold the journal's lock until killed (prints "holding")
 //   sqlite-nested-update PATH            misuse: an update inside an update (stops with a message)
@@ -309,6 +310,19 @@ func standardWrite() throws {
     }
 #endif
 
+/// The keys `publish-keys` declares: a program's declarations, which the tool then reads.
+enum Quality: String, PreferenceValue, CaseIterable { case low, high }
+
+/// The `publish-keys` mode (see the list at the top).
+func publishKeys() throws {
+    let prefs = sqlite(argument(1))
+    try prefs.publish([
+        Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: 0...1),
+        Preferences.Key<Quality>("quality", default: .high, help: "Video quality"),
+        Preferences.Key<String?>("nickname"),
+    ])
+}
+
 /// Every mode, by the name the tests give it.
 var modes: [String: () throws -> Void] = [
     "store-write": storeWrite,
@@ -328,6 +342,7 @@ var modes: [String: () throws -> Void] = [
     "sqlite-nested-update": sqliteNestedUpdate,
     "sqlite-set": sqliteSet,
     "standard-write": standardWrite,
+    "publish-keys": publishKeys,
 ]
 #if PREFS_POSTGRESQL
     modes["pg-write"] = pgWrite

@@ -6,6 +6,8 @@ struct Invocation: Sendable {
     let store: StoreChoice
     let json: Bool
     var format: PlistText.FileFormat
+    /// `--force`: `write` stores a value its key's declaration refuses.
+    var force = false
     let arguments: [String]
 
     func argument(_ index: Int) -> String { arguments[index] }
@@ -47,9 +49,20 @@ let commands: [Command] = [
             store a value: plist text (old-style or XML), or a typed flag: -string S, -int N,
                   -integer N, -float F, -bool[ean] true|false|yes|no, -date D, -data HEX, -array V…,
                   -array-add V…, -dict K V…, -dict-add K V…; with a plist dictionary alone, replace
-                  the whole domain
+                  the whole domain. A key the program declares takes its declared type, and a value
+                  it would not read is refused (--force writes it anyway)
             """,
         example: "prefs write com.example.app volume -float 0.5", arguments: 2...Int.max, run: write),
+    Command(
+        name: "describe", usage: "describe DOMAIN [KEY]",
+        summary: """
+            every key the program declares (type, default, help, allowed values) with its value,
+                  and values set but not declared (--json for scripts)
+            """,
+        example: "prefs describe com.example.app", arguments: 1...2, run: describe),
+    Command(
+        name: "reset", usage: "reset DOMAIN KEY…", summary: "remove values, so the program's defaults show",
+        example: "prefs reset com.example.app volume theme", arguments: 2...Int.max, run: reset),
     Command(
         name: "delete", usage: "delete DOMAIN [KEY]", summary: "remove one key, or the whole domain",
         example: "prefs delete com.example.app volume", arguments: 1...2, run: delete),
@@ -91,14 +104,28 @@ private func read(_ invocation: Invocation) throws {
     case 1:
         invocation.printDomain(try existing(invocation.argument(0), in: invocation).snapshot())
     default:
-        invocation.printValue(
-            try value(invocation.argument(1), domain: invocation.argument(0), in: invocation))
+        let (domain, key) = (invocation.argument(0), invocation.argument(1))
+        if let stored = try? value(key, domain: domain, in: invocation) {
+            invocation.printValue(stored)
+        } else if let declared = try invocation.store.declarations(domain)[key],
+            let fallback = declared.defaultValue
+        {
+            // Never set: what the program reads is its default.
+            Output.error("\(key) is not set; the program reads its default")
+            invocation.printValue(fallback)
+        } else {
+            invocation.printValue(try value(key, domain: domain, in: invocation))
+        }
     }
 }
 
 private func readType(_ invocation: Invocation) throws {
-    let found = try value(invocation.argument(1), domain: invocation.argument(0), in: invocation)
-    Output.line(invocation.json ? PlistText.jsonString(found.typeName) : "Type is \(found.typeName)")
+    let (domain, key) = (invocation.argument(0), invocation.argument(1))
+    // The declaration says what the program reads; an undeclared key's stored value says the rest.
+    let name =
+        try invocation.store.declarations(domain)[key]?.typeName
+        ?? value(key, domain: domain, in: invocation).typeName
+    Output.line(invocation.json ? PlistText.jsonString(name) : "Type is \(name)")
 }
 
 private func write(_ invocation: Invocation) throws {
@@ -113,9 +140,19 @@ private func write(_ invocation: Invocation) throws {
         return
     }
     let key = invocation.argument(1)
-    let action = try WriteAction.parse(Array(invocation.arguments.dropFirst(2)))
+    let declarations = try invocation.store.declarations(domain)
+    let given = Array(invocation.arguments.dropFirst(2))
+    let action: WriteAction
+    if let declared = declarations[key], given.count == 1, !given[0].hasPrefix("-") || Double(given[0]) != nil
+    {
+        action = .set(try declared.parse(untyped: given[0]))  // no type flag: the declared type
+    } else {
+        action = try WriteAction.parse(given)
+    }
     try transaction(in: try invocation.store.store(domain)) { t in
-        t[key] = try action.apply(to: t[key], key: key)
+        let value = try action.apply(to: t[key], key: key)
+        try checkDeclared(value, key: key, in: declarations, force: invocation.force)
+        t[key] = value
     }
 }
 

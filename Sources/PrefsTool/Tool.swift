@@ -68,6 +68,7 @@ enum Usage {
                  | postgres://… (one namespace per domain; --namespace N: only N)
                  (without --store: $PREFS_STORE when set, else default)
           --json: print JSON instead of plist text
+          --force: write a value the key's published declaration refuses
         """
 
     static var full: String {
@@ -88,6 +89,7 @@ package func runTool(_ arguments: [String]) throws {
     let environment = ProcessInfo.processInfo.environment
     var storeName = environment["PREFS_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
     var json = false
+    var force = false
     var namespace: String?
     var format = PlistText.FileFormat.xml
     var remaining = arguments[...]
@@ -114,6 +116,7 @@ package func runTool(_ arguments: [String]) throws {
             }
             namespace = value
         case "--json": json = true
+        case "--force": force = true
         case "--format": format = try formatValue(inlineValue ?? remaining.popFirst())
         case "--help":
             Output.line(Usage.full)
@@ -153,7 +156,8 @@ package func runTool(_ arguments: [String]) throws {
         }
         store = .postgres(url: url, namespace: namespace)
     }
-    let invocation = Invocation(store: store, json: json, format: format, arguments: commandArguments)
+    var invocation = Invocation(store: store, json: json, format: format, arguments: commandArguments)
+    invocation.force = force
     try command.run(invocation)
 }
 

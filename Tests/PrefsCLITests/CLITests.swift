@@ -5,6 +5,60 @@
 
     /// End-to-end: the built `prefs` binary, on an isolated HOME/XDG_CONFIG_HOME.
     @Suite struct CLITests {
+        /// Issue "Keys the program declares are known outside it", items 3-5: a program publishes
+        /// its keys; the tool describes them, reads a default, validates writes, resets.
+        @Test func theToolReadsWhatAProgramDeclares() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let path = cli.home.appendingPathComponent("config/prefs/com.example.app.sqlite").path
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let published = try cli.run("publish-keys", path, program: "PrefsTestHelper")
+            #expect(published.status == 0, "\(published.stderr)")
+
+            // A declared key never set reads as its default, said on stderr.
+            let read = try cli.run("read", "com.example.app", "volume")
+            #expect(read.status == 0 && read.stdout == "0.5", "\(read.stderr)")
+            #expect(read.stderr.contains("not set"))
+            #expect(try cli.run("read-type", "com.example.app", "quality").stdout == "Type is string")
+
+            // A value without a type flag takes the declared type; one outside is refused.
+            #expect(try cli.run("write", "com.example.app", "volume", "0.8").status == 0)
+            #expect(try cli.run("read-type", "com.example.app", "volume").stdout == "Type is float")
+            let refused = try cli.run("write", "com.example.app", "volume", "1.5")
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("-float (Double) accepting 0...1"), "\(refused.stderr)")
+            let wrongType = try cli.run("write", "com.example.app", "quality", "-int", "3")
+            #expect(wrongType.status == 64 && wrongType.stderr.contains("low, high"), "\(wrongType.stderr)")
+            #expect(try cli.run("read", "com.example.app", "volume").stdout == "0.8", "nothing was written")
+            let forced = try cli.run("--force", "write", "com.example.app", "quality", "medium")
+            #expect(
+                forced.status == 0 && forced.stderr.contains("reads its default, high"), "\(forced.stderr)")
+
+            // describe: declared keys with their values, undeclared ones apart; --json for scripts.
+            #expect(try cli.run("write", "com.example.app", "legacy", "-int", "1").status == 0)
+            let described = try cli.run("describe", "com.example.app")
+            #expect(
+                described.stdout.contains(
+                    "volume: -float (Double) accepting 0...1, default 0.5, value 0.8 (set)"),
+                "\(described.stdout)")
+            #expect(described.stdout.contains("Playback volume"))
+            #expect(
+                described.stdout.contains("nickname: -string (Optional<String>), default none, value not set")
+            )
+            #expect(described.stdout.contains("set but not declared"))
+            #expect(described.stdout.contains("legacy = 1"))
+            let json = try cli.run("--json", "describe", "com.example.app", "volume")
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            let volume = (object?["declared"] as? [String: Any])?["volume"] as? [String: Any]
+            #expect(
+                volume?["type"] as? String == "-float" && volume?["set"] as? Bool == true, "\(json.stdout)")
+
+            // reset: the defaults show again.
+            #expect(try cli.run("reset", "com.example.app", "volume", "quality").status == 0)
+            #expect(try cli.run("read", "com.example.app", "volume").stdout == "0.5")
+        }
+
         /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in
         /// UserDefaults is named, with the option that reads it.
         @Test func aDomainOnlyInUserDefaultsIsNamedWithTheOptionThatReadsIt() throws {

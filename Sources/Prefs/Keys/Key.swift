@@ -41,12 +41,25 @@ extension Preferences {
         /// ```
         public typealias Key<Value: PreferenceValue> = Preferences.Key<Value>
 
-        init(validatedName name: String) {
+        /// One line saying what the key is for, when it says (published with its description).
+        public let help: String?
+
+        init(validatedName name: String, help: String?) {
             // fatalError, not precondition: its message survives optimised builds.
             if name.isEmpty {
                 fatalError("Preferences.Key: the name must not be empty; give every key a non-empty name")
             }
             self.name = name
+            self.help = help
+        }
+
+        /// What the program declares about this key, as tools read it (``Preferences/publish(_:)``).
+        ///
+        /// ```swift
+        /// Preferences.Keys.volume.keyDescription.type  // "-float"
+        /// ```
+        public var keyDescription: Preferences.KeyDescription {
+            Preferences.KeyDescription(name: name, type: "", swiftType: "", defaultValue: nil, help: help)
         }
 
         /// The key's default in its stored form (`nil` for an optional key's `nil`, or a default
@@ -72,6 +85,8 @@ extension Preferences {
         /// How the stored form differs from the type's own (``Preferences/StoredForm``,
         /// ``Preferences/ReadingRule``); `nil` for the type's own form, read strictly.
         @usableFromInline let coding: KeyCoding<Value>?
+        /// The values the key accepts, when it declares them.
+        @usableFromInline let allowed: KeyAllowed<Value>?
 
         /// The value a read gives when nothing (or nothing usable) is stored; for a key with a
         /// computed default, computed now.
@@ -92,14 +107,20 @@ extension Preferences {
         public init(_ name: String, default defaultValue: Value) {
             defaultSource = .value(defaultValue)
             coding = nil
-            super.init(validatedName: name)
+            allowed = nil
+            super.init(validatedName: name, help: nil)
         }
 
-        /// A key whose stored form differs from its type's own.
-        init(_ name: String, default defaultValue: Value, coding: KeyCoding<Value>?) {
+        /// A key whose stored form differs from its type's own, or that declares what it is for
+        /// and which values it accepts.
+        init(
+            _ name: String, default defaultValue: Value, coding: KeyCoding<Value>?, help: String? = nil,
+            allowed: KeyAllowed<Value>? = nil
+        ) {
             defaultSource = .value(defaultValue)
             self.coding = coding
-            super.init(validatedName: name)
+            self.allowed = allowed
+            super.init(validatedName: name, help: help)
         }
 
         /// Creates a key whose default is computed each time it is needed (when nothing usable is
@@ -111,7 +132,8 @@ extension Preferences {
         public init(_ name: String, default makeDefault: @escaping @Sendable () -> Value) {
             defaultSource = .computed(makeDefault)
             coding = nil
-            super.init(validatedName: name)
+            allowed = nil
+            super.init(validatedName: name, help: nil)
         }
 
         /// Creates a key for an optional value, whose default is `nil`.
@@ -122,24 +144,31 @@ extension Preferences {
         public init<Wrapped>(_ name: String) where Value == Wrapped? {
             defaultSource = .value(nil)
             coding = nil
-            super.init(validatedName: name)
+            allowed = nil
+            super.init(validatedName: name, help: nil)
         }
 
         override var encodedDefault: PropertyListValue? {
             (try? encode(defaultValue)) ?? nil
         }
 
+        /// What the program declares about this key: its type, default, help and allowed values.
+        public override var keyDescription: Preferences.KeyDescription { describe() }
+
         /// The value in its stored form: the key's own form where it has one, else its type's.
         func encode(_ value: Value) throws -> PropertyListValue? {
+            if let allowed, !allowed.accepts(value) { throw allowed.refusal(of: value) }
             if let write = coding?.write { return try write(value) }
             return try Value.serialize(value)
         }
 
-        /// The value a stored one holds for this key, read in the key's form.
+        /// The value a stored one holds for this key, read in the key's form (and one of the
+        /// values it accepts, when it declares them).
         @inlinable
         func decode(_ stored: PropertyListValue) throws -> Value {
-            if let coding { return try coding.read(stored) }
-            return try Value.deserialize(stored)
+            let value = try coding.map { try $0.read(stored) } ?? Value.deserialize(stored)
+            if let allowed, !allowed.accepts(value) { throw allowed.refusal(of: value) }
+            return value
         }
     }
 }

@@ -9,6 +9,7 @@ import PrefsJournal
 /// ```
 public final class MemoryStore: PreferenceStore {
     private let values: Locked<[StoreKey: PropertyListValue]>
+    private let descriptions = Locked<[String: PropertyListValue]>([:])
     /// Held while a write or a transaction's body runs; reads do not wait for it.
     private let writing: TransactionLock<Void>
     private let observers = StoreObservers(label: "MemoryStore")
@@ -46,6 +47,16 @@ public final class MemoryStore: PreferenceStore {
                 observers.publish(StoreChange(values: [StoreKey(key): ValueChange(value)]))
             }
         }
+    }
+
+    /// The key descriptions published to this store.
+    public func keyDescriptions() -> [String: PropertyListValue] {
+        descriptions.withLock { $0 }
+    }
+
+    /// Keeps key descriptions beside the values.
+    public func publishKeyDescriptions(_ published: [String: PropertyListValue]) throws {
+        descriptions.withLock { $0.merge(published) { _, new in new } }
     }
 
     /// Every stored key and value.

@@ -1,3 +1,4 @@
+import Foundation
 import PrefsJournal
 
 /// The one protocol a store implements: read, write and list values, run a transaction, and
@@ -36,6 +37,22 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// store.storedValue(forKey: "volume")  // nil: only registered
     /// ```
     func storedValue(forKey key: String) -> PropertyListValue?
+
+    /// The key descriptions programs published to this store (``Preferences/publish(_:)``), by key
+    /// name, in their stored form (``Preferences/KeyDescription/storedForm``); kept beside the
+    /// values, never among them.
+    ///
+    /// ```swift
+    /// store.keyDescriptions()["volume"]  // .dictionary(["type": .string("-float"), …])
+    /// ```
+    func keyDescriptions() -> [String: PropertyListValue]
+
+    /// Keeps these key descriptions, each replacing the one kept for its key before.
+    ///
+    /// ```swift
+    /// try store.publishKeyDescriptions(["volume": Preferences.Keys.volume.keyDescription.storedForm])
+    /// ```
+    func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws
 
     /// Stores `value` under `key`, or removes the key when `value` is `nil`.
     ///
@@ -97,6 +114,16 @@ extension PreferenceStore {
     /// The value under `key`: a store that reads only what it holds needs nothing else.
     public func storedValue(forKey key: String) -> PropertyListValue? {
         value(forKey: key)
+    }
+
+    /// No descriptions: a store that keeps none.
+    public func keyDescriptions() -> [String: PropertyListValue] { [:] }
+
+    /// Throws: a store that keeps no descriptions says so rather than drop them.
+    public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+        throw PreferenceError(
+            key: descriptions.keys.sorted().joined(separator: ", "), store: "\(Self.self)",
+            reason: .store(CocoaError(.featureUnsupported)))
     }
 
     /// Writes one value through a transaction; stores override it when they have a faster path.

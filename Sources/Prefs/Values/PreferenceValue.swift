@@ -42,6 +42,20 @@ public protocol PreferenceValue: Sendable {
     /// try Int.deserialize(.integer(3))  // 3
     /// ```
     static func deserialize(_ stored: PropertyListValue) throws -> Self
+
+    /// The stored type as `prefs write` spells it (`-bool`, `-int`, `-float`, `-string`, `-date`,
+    /// `-data`, `-array`, `-dict`), for the key descriptions tools read; empty when it depends on
+    /// the value (a key's description then takes its default's).
+    ///
+    /// ```swift
+    /// Double.storedTypeFlag  // "-float"
+    /// ```
+    static var storedTypeFlag: String { get }
+}
+
+extension PreferenceValue {
+    /// Empty: the stored type depends on the value.
+    public static var storedTypeFlag: String { "" }
 }
 
 /// Why a value could not be turned into, or rebuilt from, its stored form.
@@ -58,6 +72,8 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible, Localize
     /// A stored value of the right kind cannot be read as the type (no case has that raw value,
     /// a dictionary key does not parse, a range's bounds are reversed).
     case unreadable(type: String, reason: String)
+    /// The value is not one of those its key accepts (``Preferences/AllowedValues``).
+    case notAllowed(value: String, allowed: String)
     /// Arrays and dictionaries nest deeper than `limit` (``PropertyListValue/maximumNestingDepth``).
     case nestedTooDeeply(limit: Int)
 
@@ -74,6 +90,8 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible, Localize
             "\(type) cannot be stored: \(reason)"
         case .unreadable(let type, let reason):
             "cannot be read as \(type): \(reason)"
+        case .notAllowed(let value, let allowed):
+            "\(value) is not one of the values the key accepts (\(allowed))"
         case .nestedTooDeeply(let limit):
             "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have"
         }

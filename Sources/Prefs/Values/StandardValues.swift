@@ -4,6 +4,8 @@ import Foundation
 // plain `UserDefaults` user would expect, so values stay readable by programs that do not use Prefs.
 
 extension PropertyListValue: PreferenceValue {
+    /// Empty: any value.
+    public static var storedTypeFlag: String { "" }
     /// Stores the value as it is.
     public static func serialize(_ value: PropertyListValue) -> PropertyListValue? { value }
     /// Returns the stored value as it is.
@@ -11,6 +13,8 @@ extension PropertyListValue: PreferenceValue {
 }
 
 extension Bool: PreferenceValue {
+    /// `-bool`.
+    public static var storedTypeFlag: String { "-bool" }
     /// Stores a Boolean as `<true/>`/`<false/>`.
     public static func serialize(_ value: Bool) -> PropertyListValue? { .bool(value) }
     /// Reads only a stored Boolean: an integer or a string is a mismatch, not a guess.
@@ -24,6 +28,9 @@ extension Bool: PreferenceValue {
 /// Integers are stored as 64-bit property-list integers; every sized integer type shares this.
 /// (`Codable` in the constraint makes this more specific than the `Codable` default.)
 extension PreferenceValue where Self: FixedWidthInteger & Codable {
+    /// `-int`.
+    public static var storedTypeFlag: String { "-int" }
+
     /// Stores the integer: `.integer` when it fits `Int64`, `.unsignedInteger` above (`UInt`
     /// and `UInt64` over their whole range).
     public static func serialize(_ value: Self) throws -> PropertyListValue? {
@@ -65,6 +72,9 @@ extension UInt64: PreferenceValue {}
 
 /// Reals are stored as property-list reals (`Double`); an integer is read as a real too.
 extension PreferenceValue where Self: BinaryFloatingPoint & Codable {
+    /// `-float`.
+    public static var storedTypeFlag: String { "-float" }
+
     /// Stores the number as a `Double`, which holds every `Float` exactly.
     public static func serialize(_ value: Self) -> PropertyListValue? { .double(Double(value)) }
 
@@ -84,6 +94,8 @@ extension Double: PreferenceValue {}
 extension Float: PreferenceValue {}
 
 extension String: PreferenceValue {
+    /// `-string`.
+    public static var storedTypeFlag: String { "-string" }
     /// Stores the string as `<string>`.
     public static func serialize(_ value: String) -> PropertyListValue? { .string(value) }
     /// Reads only a stored string.
@@ -94,6 +106,8 @@ extension String: PreferenceValue {
 }
 
 extension Date: PreferenceValue {
+    /// `-date`.
+    public static var storedTypeFlag: String { "-date" }
     /// Stores the date as `<date>`.
     public static func serialize(_ value: Date) -> PropertyListValue? { .date(value) }
     /// Reads only a stored date.
@@ -104,6 +118,8 @@ extension Date: PreferenceValue {
 }
 
 extension Data: PreferenceValue {
+    /// `-data`.
+    public static var storedTypeFlag: String { "-data" }
     /// Stores the bytes as `<data>`.
     public static func serialize(_ value: Data) -> PropertyListValue? { .data(value) }
     /// Reads only stored data.
@@ -114,6 +130,9 @@ extension Data: PreferenceValue {
 }
 
 extension URL: PreferenceValue {
+    /// `-string`.
+    public static var storedTypeFlag: String { "-string" }
+
     /// Stores the URL as its exact `absoluteString`, whatever its scheme.
     ///
     /// Foundation's `UserDefaults.set(_:forKey:)` for URLs keeps only the path on Linux
@@ -130,6 +149,8 @@ extension URL: PreferenceValue {
 }
 
 extension UUID: PreferenceValue {
+    /// `-string`.
+    public static var storedTypeFlag: String { "-string" }
     /// Stores the UUID as its canonical string.
     public static func serialize(_ value: UUID) -> PropertyListValue? { .string(value.uuidString) }
     /// Reads a stored string that parses as a UUID.
@@ -142,6 +163,8 @@ extension UUID: PreferenceValue {
 }
 
 extension Optional: PreferenceValue where Wrapped: PreferenceValue {
+    /// The wrapped type's.
+    public static var storedTypeFlag: String { Wrapped.storedTypeFlag }
     /// Stores the wrapped value; `nil` stores nothing, so the key is removed.
     public static func serialize(_ value: Wrapped?) throws -> PropertyListValue? {
         guard let value else { return nil }
@@ -154,6 +177,8 @@ extension Optional: PreferenceValue where Wrapped: PreferenceValue {
 }
 
 extension Array: PreferenceValue where Element: PreferenceValue {
+    /// `-array`.
+    public static var storedTypeFlag: String { "-array" }
     /// Stores the elements as `<array>`; a `nil` element cannot be stored and throws.
     public static func serialize(_ value: [Element]) throws -> PropertyListValue? {
         .array(try value.map { try Element.serializeRequired($0, context: "inside an array") })
@@ -205,6 +230,9 @@ extension Character: PreferenceDictionaryKey {}
 extension Substring: PreferenceDictionaryKey {}
 
 extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value: PreferenceValue {
+    /// `-dict`.
+    public static var storedTypeFlag: String { "-dict" }
+
     /// Stores the entries as `<dict>`, each key as its `description` (`[Int: V]` keys become
     /// `"1"`, `"2"` …); a `nil` value cannot be stored and throws.
     ///
@@ -244,6 +272,9 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
 }
 
 extension Set: PreferenceValue where Element: PreferenceValue {
+    /// `-array`.
+    public static var storedTypeFlag: String { "-array" }
+
     /// Stores the elements as `<array>` (in no particular order).
     ///
     /// ```swift
@@ -264,6 +295,9 @@ extension Set: PreferenceValue where Element: PreferenceValue {
 }
 
 extension ClosedRange: PreferenceValue where Bound: PreferenceValue {
+    /// `-array`.
+    public static var storedTypeFlag: String { "-array" }
+
     /// Stores the bounds as a two-element `<array>`, lower first.
     ///
     /// ```swift
@@ -280,6 +314,9 @@ extension ClosedRange: PreferenceValue where Bound: PreferenceValue {
 }
 
 extension Range: PreferenceValue where Bound: PreferenceValue {
+    /// `-array`.
+    public static var storedTypeFlag: String { "-array" }
+
     /// Stores the bounds as a two-element `<array>`, lower first.
     ///
     /// ```swift

@@ -224,8 +224,11 @@ extension SQLiteStore {
     }
 
     /// The schema objects this release creates; any other (but SQLite's own `sqlite_…` tables)
-    /// makes the file another program's.
-    static let schemaObjects: Set<String> = ["prefs_entries", "prefs_entries_seq", "prefs_meta"]
+    /// makes the file another program's. (`prefs_keys`, the key descriptions, is made by the first
+    /// ``Preferences/publish(_:)``.)
+    static let schemaObjects: Set<String> = [
+        "prefs_entries", "prefs_entries_seq", "prefs_meta", "prefs_keys",
+    ]
 
     /// Throws unless the file is empty or holds only a Prefs schema this release can read;
     /// only reads.

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Key descriptions in a table of their own, `prefs_keys(key, description)`, beside the values:
+/// written straight to SQLite (not through the journal: they are not values, and nobody observes
+/// them), and only where they changed, so publishing at every launch costs one read.
+extension SQLiteStore {
+    /// The key descriptions published to this store's file.
+    public func keyDescriptions() -> [String: PropertyListValue] {
+        (try? core.sqlite.withDatabase(during: "reading key descriptions") { database in
+            try core.sqlite.perform { try Self.readDescriptions(database.connection) }
+        }) ?? [:]
+    }
+
+    /// Keeps key descriptions in the file's `prefs_keys` table, each replacing the one before.
+    public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+        guard core.journal?.isWritable == true else {
+            throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
+        }
+        try core.sqlite.withDatabase(during: "publishing key descriptions") { database in
+            let connection = database.connection
+            let kept = try core.sqlite.perform { try Self.readDescriptions(connection) }
+            let changed = descriptions.filter { kept[$0.key] != $0.value }
+            guard !changed.isEmpty else { return }
+            try core.sqlite.perform {
+                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                    try connection.run("BEGIN IMMEDIATE")
+                }
+                do {
+                    try connection.run(
+                        "CREATE TABLE IF NOT EXISTS prefs_keys(key TEXT PRIMARY KEY NOT NULL, description BLOB NOT NULL)"
+                    )
+                    for (key, description) in changed.sorted(by: { $0.key < $1.key }) {
+                        try connection.run(
+                            """
+                            INSERT INTO prefs_keys(key, description) VALUES (?1, ?2)
+                            ON CONFLICT(key) DO UPDATE SET description = excluded.description
+                            """, [.text(key), .blob(Data(description.storedEncoding()))])
+                    }
+                    try connection.run("COMMIT")
+                } catch {
+                    try? connection.run("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Every description in the file (none before the first publish made the table).
+    private static func readDescriptions(_ connection: SQLiteConnection) throws -> [String: PropertyListValue]
+    {
+        guard try connection.integer("SELECT 1 FROM sqlite_master WHERE name = 'prefs_keys'") != nil else {
+            return [:]
+        }
+        var descriptions: [String: PropertyListValue] = [:]
+        try connection.run("SELECT key, description FROM prefs_keys") { row in
+            // A description this release cannot decode is left out: the key reads as undeclared.
+            if let value = try? PropertyListValue(storedEncodingBytes: row.blobBytes(1)) {
+                descriptions[row.text(0)] = value
+            }
+        }
+        return descriptions
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Prefs
+
+// What a program published about its keys (`Preferences.publish`), as the tool uses it: `describe`,
+// `reset`, the default of a key never set, and the check `write` makes.
+
+extension StoreChoice {
+    /// The key descriptions published to a domain, by key (none for a domain that does not exist).
+    func declarations(_ domain: String) throws -> [String: Preferences.KeyDescription] {
+        // UserDefaults keeps descriptions in a companion domain, which exists before any value does.
+        let store: (any PreferenceStore)?
+        if case .userDefaults = self {
+            store = try self.store(domain)
+        } else {
+            store = try existingStore(domain)
+        }
+        guard let store else { return [:] }
+        return Preferences(store: store, diagnostics: PreferenceDiagnostics { _ in }).keyDescriptions()
+    }
+}
+
+extension Preferences.KeyDescription {
+    /// The type as `read-type` prints it (`float` for `-float`).
+    var typeName: String? {
+        switch type {
+        case "-bool": "boolean"
+        case "-int": "integer"
+        case "-float": "float"
+        case "-string": "string"
+        case "-date": "date"
+        case "-data": "data"
+        case "-array": "array"
+        case "-dict": "dictionary"
+        default: nil
+        }
+    }
+
+    /// `-float (Double)`, with the values it accepts.
+    var declared: String {
+        "\(type.isEmpty ? "any type" : type) (\(swiftType))" + (allowed.map { " accepting \($0)" } ?? "")
+    }
+
+    /// Whether the program reads `value` as it is: the declared type (a whole number for a real
+    /// too) and one of the allowed values.
+    func accepts(_ value: PropertyListValue) -> Bool {
+        let fits = type.isEmpty || value.typeFlag == type || (type == "-float" && value.typeFlag == "-int")
+        return fits && (allowed?.allows(value) ?? true)
+    }
+
+    /// A value given without a type flag, as the declared type: `write app volume 0.8` stores a
+    /// real when the key is declared `-float`.
+    func parse(untyped text: String) throws -> PropertyListValue {
+        guard let parse = WriteAction.typeFlags[type] else { return try PlistText.parse(text) }
+        do {
+            return try parse(text)
+        } catch {
+            throw CLIError.badInput(
+                "'\(text)' is not a value of \(name), declared \(declared); nothing was written")
+        }
+    }
+}
+
+extension PropertyListValue {
+    /// The value's type as `prefs write` spells it.
+    var typeFlag: String {
+        switch self {
+        case .bool: "-bool"
+        case .integer, .unsignedInteger: "-int"
+        case .double: "-float"
+        case .string: "-string"
+        case .date: "-date"
+        case .data: "-data"
+        case .array: "-array"
+        case .dictionary: "-dict"
+        }
+    }
+}
+
+/// `describe DOMAIN [KEY]`: every declared key with its type, default, help, allowed values and
+/// current value; values set but not declared apart.
+func describe(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    let declarations = try invocation.store.declarations(domain)
+    let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
+    guard !declarations.isEmpty || !values.isEmpty else {
+        throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
+    }
+    var names = declarations.keys.sorted()
+    var undeclared = values.filter { declarations[$0.key.name] == nil }
+    if invocation.arguments.count == 2 {
+        let key = invocation.argument(1)
+        guard declarations[key] != nil || values[StoreKey(key)] != nil else {
+            throw CLIError.notFound("\(key) is neither declared nor set in \(domain)")
+        }
+        names = declarations[key] == nil ? [] : [key]
+        undeclared = undeclared.filter { $0.key == StoreKey(key) }
+    }
+    if invocation.json {
+        var declared: [String: PropertyListValue] = [:]
+        for name in names {
+            guard case .dictionary(var entries) = declarations[name]!.storedForm else { continue }
+            entries["value"] = values[StoreKey(name)]
+            entries["set"] = .bool(values[StoreKey(name)] != nil)
+            declared[name] = .dictionary(entries)
+        }
+        let undeclaredValues = Dictionary(uniqueKeysWithValues: undeclared.map { ($0.key.name, $0.value) })
+        Output.line(
+            PlistText.json(
+                .dictionary(["declared": .dictionary(declared), "undeclared": .dictionary(undeclaredValues)]))
+        )
+        return
+    }
+    for name in names {
+        let description = declarations[name]!
+        let value = values[StoreKey(name)]
+        let shown = value.map { "\(PlistText.oldStyle($0)) (set)" } ?? "not set"
+        let defaultText = description.defaultValue.map { PlistText.oldStyle($0) } ?? "none"
+        Output.line(
+            "\(PlistText.quoteIfNeeded(name)): \(description.declared), default \(defaultText), value \(shown)"
+        )
+        if let help = description.help { Output.line("    \(help)") }
+        if let value, !description.accepts(value) {
+            Output.line("    the program reads its default: the stored value is not one it accepts")
+        }
+    }
+    if !undeclared.isEmpty {
+        Output.line("set but not declared: \(PlistText.oldStyle(domain: undeclared))")
+    }
+}
+
+/// `reset DOMAIN KEY…`: removes the values, so the program's defaults show.
+func reset(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    guard let store = try invocation.store.existingStore(domain) else {
+        throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
+    }
+    let keys = invocation.arguments.dropFirst()
+    do {
+        try store.transaction { t in for key in keys { t[key] = nil } }
+    } catch {
+        throw CLIError.store("cannot reset \(keys.joined(separator: ", ")) in \(domain): \(error)")
+    }
+}
+
+/// The check `write` makes of a declared key's new value: refused (exit 64, nothing written)
+/// unless `--force`, which writes and says what the program will read instead.
+func checkDeclared(
+    _ value: PropertyListValue, key: String, in declarations: [String: Preferences.KeyDescription],
+    force: Bool
+)
+    throws
+{
+    guard let description = declarations[key], !description.accepts(value) else { return }
+    let problem =
+        "\(key) is declared \(description.declared); \(PlistText.oldStyle(value)) is not one of those values"
+    guard force else { throw CLIError.badInput(problem + "; nothing was written (--force writes it anyway)") }
+    let fallback = description.defaultValue.map { PlistText.oldStyle($0) } ?? "nothing (no default)"
+    Output.error("\(problem); written with --force: the program reads its default, \(fallback), instead")
+}
