@@ -119,6 +119,32 @@ struct Workloads {
         return (rawTime, prefsTime)
     }
 
+    /// Publishing 1,000 key descriptions to a SQLite store: the first time (every one written) and
+    /// at a later launch (nothing changed: one read), in nanoseconds, beside a raw commit.
+    func publishingDescriptions() throws -> (raw: Double, first: Double, again: Double) {
+        let keys = (0..<1_000).map { index in
+            Preferences.Key<Double>(
+                "key.\(index)", default: 0.5, help: "Setting number \(index)", allowed: 0...1)
+        }
+        let raw = RawSQLite(path: Scratch.path("publish-raw.sqlite"))
+        let rawTime = Measure.nanosecondsPerOperation(operations: 200, repetitions: sizes.repetitions) {
+            for index in 0..<200 { raw.write(key: "k\(index % 100)", value: Int64(index)) }
+        }
+        var firsts: [Double] = []
+        var agains: [Double] = []
+        for repetition in 0..<sizes.repetitions {
+            let prefs = Preferences(
+                store: try SQLiteStore(path: Scratch.path("publish-\(repetition).sqlite")))
+            firsts.append(
+                try Measure.nanosecondsPerOperation(operations: 1, repetitions: 1) { try prefs.publish(keys) }
+            )
+            agains.append(
+                try Measure.nanosecondsPerOperation(operations: 1, repetitions: 1) { try prefs.publish(keys) }
+            )
+        }
+        return (rawTime, Measure.median(firsts), Measure.median(agains))
+    }
+
     /// Nanoseconds per `SQLiteStore` write with `keys` keys stored, each write to another key
     /// (so checkpoints move as many distinct rows as there are writes, up to `keys`).
     ///

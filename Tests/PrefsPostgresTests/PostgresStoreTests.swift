@@ -35,6 +35,23 @@
             #expect(await eventually { first.value(forKey: "limit") == nil })
         }
 
+        /// Issue "Keys the program declares", item 2: a namespace's key descriptions are kept
+        /// beside its values (in `prefs_keys`), per namespace, and a newer one replaces the older.
+        @Test func keyDescriptionsAreKeptPerNamespaceBesideTheValues() throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let prefs = Preferences(store: try PostgresStore(url: server.url, namespace: "checkout"))
+            let limit = Preferences.Key<Int>("limit", default: 50, help: "Items per order", allowed: 1...500)
+            try prefs.publish([limit])
+            let other = Preferences(store: try PostgresStore(url: server.url, namespace: "checkout"))
+            #expect(other.keyDescriptions()["limit"] == limit.keyDescription)
+            #expect(other.storedKeys.isEmpty, "never among the values")
+            let billing = Preferences(store: try PostgresStore(url: server.url, namespace: "billing"))
+            #expect(billing.keyDescriptions().isEmpty)
+            try other.publish([Preferences.Key<Int>("limit", default: 20)])
+            #expect(prefs.keyDescriptions()["limit"]?.defaultValue == .integer(20))
+        }
+
         @Test func aChangeReachesObserversInAnotherProcess() async throws {
             let server = try PostgresServer()
             defer { server.remove() }

@@ -138,6 +138,7 @@ extension Preferences {
         /// then treats the key as undeclared).
         ///
         /// ```swift
+        /// let stored = Preferences.Keys.volume.keyDescription.storedForm
         /// let description = Preferences.KeyDescription(name: "volume", stored: stored)
         /// ```
         public init?(name: String, stored: PropertyListValue) {

@@ -20,9 +20,10 @@ extension Preferences {
     ///
     /// ```swift
     /// enum Account: String, PreferenceKeyNamespace, CaseIterable { case name, age }
-    /// try prefs.publish(Account.self)
+    /// try prefs.publish(casesOf: Account.self)
     /// ```
-    public func publish<Namespace: PreferenceKeyNamespace & CaseIterable>(_ namespace: Namespace.Type) throws
+    public func publish<Namespace: PreferenceKeyNamespace & CaseIterable>(casesOf namespace: Namespace.Type)
+        throws
     {
         try publish(
             descriptions: Namespace.allCases.map {
