@@ -21,10 +21,14 @@ extension Preferences {
         /// ```
         public subscript<Value>(key: Key<Value>) -> Value {
             get {
-                preferences.decode(transaction[key.name], for: key)
+                guard let system = preferences.system else {
+                    return preferences.decode(transaction[key.name], for: key)
+                }
+                return preferences.layered(key, system, stored: transaction[key.name])
             }
             set {
                 do {
+                    try preferences.checkNotLocked(key)
                     transaction[key.name] = try preferences.encode(newValue, for: key)
                 } catch let error as PreferenceError {
                     if firstError == nil { firstError = error }

@@ -22,6 +22,8 @@ public struct Preferences: Sendable {
     public let store: any PreferenceStore
     /// Where read fallbacks and failed non-throwing writes are reported.
     public let diagnostics: PreferenceDiagnostics
+    /// An administrator's defaults and locked values under the store, when there are any.
+    public let system: SystemLayer?
 
     /// Creates a handle on `store`.
     ///
@@ -31,6 +33,25 @@ public struct Preferences: Sendable {
     public init(store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError) {
         self.store = store
         self.diagnostics = diagnostics
+        system = nil
+    }
+
+    /// Creates a handle on `store` under an administrator's layer: its locked values win over
+    /// what is stored, and its defaults over the keys' own.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
+    /// ```
+    public init(
+        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError, system: SystemLayer?
+    ) {
+        self.store = store
+        self.diagnostics = diagnostics
+        self.system = system
+        if let problem = system?.problem {
+            diagnostics.report(
+                PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
+        }
     }
 
     /// The value stored for `key`, or its default; assigning stores it (`nil` removes it).
@@ -42,7 +63,8 @@ public struct Preferences: Sendable {
     @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
-            decode(store.value(forKey: key.name), for: key)
+            guard let system else { return decode(store.value(forKey: key.name), for: key) }
+            return layered(key, system, stored: store.value(forKey: key.name))
         }
         nonmutating set {
             do {
@@ -60,6 +82,7 @@ public struct Preferences: Sendable {
     /// try prefs.set(0.8, for: .volume)
     /// ```
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        try checkNotLocked(key)
         let encoded = try encode(value, for: key)
         do {
             try store.setValue(encoded, forKey: key.name)
@@ -116,7 +139,35 @@ public struct Preferences: Sendable {
         store.snapshot()
     }
 
+    /// Whether an administrator locked the key (``SystemLayer``): reads give the locked value,
+    /// and writes throw.
+    ///
+    /// ```swift
+    /// if prefs.isLocked(.theme) { print("set by your administrator") }
+    /// ```
+    public func isLocked(_ key: Keys) -> Bool {
+        system?.lockedValue(forKey: key.name) != nil
+    }
+
     // MARK: - Coding, shared with `update`
+
+    /// The key's value under an administrator's layer: locked, else stored, else the system's
+    /// default, else the key's own.
+    @usableFromInline
+    func layered<Value>(_ key: Key<Value>, _ system: SystemLayer, stored: PropertyListValue?) -> Value {
+        if let locked = system.lockedValue(forKey: key.name) { return decode(locked, for: key) }
+        if let stored { return decode(stored, for: key) }
+        if let fallback = system.defaultValue(forKey: key.name) { return decode(fallback, for: key) }
+        return key.defaultValue
+    }
+
+    /// Throws when an administrator locked the key.
+    func checkNotLocked(_ key: Keys) throws {
+        guard isLocked(key) else { return }
+        throw PreferenceError(
+            key: key.name, store: store.description,
+            reason: .locked(by: system?.path ?? "managed preferences"))
+    }
 
     /// The stored value as the key's type, or its default.
     ///

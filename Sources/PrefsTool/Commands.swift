@@ -140,6 +140,7 @@ private func write(_ invocation: Invocation) throws {
         return
     }
     let key = invocation.argument(1)
+    try checkNotLocked(key, domain: domain)
     let declarations = try invocation.store.declarations(domain)
     let given = Array(invocation.arguments.dropFirst(2))
     let action: WriteAction

@@ -76,13 +76,37 @@ extension PropertyListValue {
     }
 }
 
+/// Throws when an administrator locked `key` in `domain` (``SystemLayer``): the tool writes
+/// nothing the program would not read.
+func checkNotLocked(_ key: String, domain: String) throws {
+    let layer = SystemLayer(domain: domain)
+    guard layer.lockedValue(forKey: key) != nil else { return }
+    throw CLIError.locked(
+        "\(key) in \(domain) is locked by an administrator (\(layer.path ?? "managed preferences")); nothing was written"
+    )
+}
+
+/// Where the value the program reads comes from: locked, set by the user, a system default, or
+/// the code's default.
+private func source(of key: String, value: PropertyListValue?, layer: SystemLayer) -> String {
+    if let locked = layer.lockedValue(forKey: key) {
+        return "\(PlistText.oldStyle(locked)) (locked by \(layer.path ?? "managed preferences"))"
+    }
+    if let value { return "\(PlistText.oldStyle(value)) (set)" }
+    if let fallback = layer.defaultValue(forKey: key) {
+        return "\(PlistText.oldStyle(fallback)) (system default, \(layer.path ?? "managed preferences"))"
+    }
+    return "not set (the code's default)"
+}
+
 /// `describe DOMAIN [KEY]`: every declared key with its type, default, help, allowed values and
-/// current value; values set but not declared apart.
+/// current value (and where it comes from); values set but not declared apart.
 func describe(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
     let declarations = try invocation.store.declarations(domain)
     let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
-    guard !declarations.isEmpty || !values.isEmpty else {
+    let layer = SystemLayer(domain: domain)
+    guard !declarations.isEmpty || !values.isEmpty || layer.path != nil else {
         throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
     }
     var names = declarations.keys.sorted()
@@ -101,6 +125,8 @@ func describe(_ invocation: Invocation) throws {
             guard case .dictionary(var entries) = declarations[name]!.storedForm else { continue }
             entries["value"] = values[StoreKey(name)]
             entries["set"] = .bool(values[StoreKey(name)] != nil)
+            entries["locked"] = layer.lockedValue(forKey: name)
+            entries["systemDefault"] = layer.defaultValue(forKey: name)
             declared[name] = .dictionary(entries)
         }
         let undeclaredValues = Dictionary(uniqueKeysWithValues: undeclared.map { ($0.key.name, $0.value) })
@@ -113,7 +139,7 @@ func describe(_ invocation: Invocation) throws {
     for name in names {
         let description = declarations[name]!
         let value = values[StoreKey(name)]
-        let shown = value.map { "\(PlistText.oldStyle($0)) (set)" } ?? "not set"
+        let shown = source(of: name, value: value, layer: layer)
         let defaultText = description.defaultValue.map { PlistText.oldStyle($0) } ?? "none"
         Output.line(
             "\(PlistText.quoteIfNeeded(name)): \(description.declared), default \(defaultText), value \(shown)"
@@ -125,6 +151,11 @@ func describe(_ invocation: Invocation) throws {
     }
     if !undeclared.isEmpty {
         Output.line("set but not declared: \(PlistText.oldStyle(domain: undeclared))")
+    }
+    let lockedElsewhere = layer.lockedValues.filter { declarations[$0.key.name] == nil }
+    if !lockedElsewhere.isEmpty, invocation.arguments.count == 1 {
+        Output.line(
+            "locked but not declared (\(layer.path ?? "")): \(PlistText.oldStyle(domain: lockedElsewhere))")
     }
 }
 

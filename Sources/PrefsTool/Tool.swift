@@ -22,11 +22,13 @@ package enum CLIError: Error {
     case cannotWrite(String)
     /// The store failed (corrupt, read-only, full): exit 74 (EX_IOERR).
     case store(String)
+    /// An administrator locked the key: exit 1, nothing written.
+    case locked(String)
 
     package var exitCode: Int32 {
         switch self {
         case .usage, .badInput: 64
-        case .notFound: 1
+        case .notFound, .locked: 1
         case .cannotRead: 66
         case .cannotWrite: 73
         case .store: 74
@@ -176,7 +178,8 @@ package func runToolReportingErrors(_ arguments: [String]) -> Int32 {
         switch error {
         case .usage(let message):
             Output.error("prefs: \(message)\nRun 'prefs --help' for usage.")
-        case .badInput(let message), .cannotRead(let message), .cannotWrite(let message), .store(let message):
+        case .badInput(let message), .cannotRead(let message), .cannotWrite(let message), .store(let message),
+            .locked(let message):
             Output.error("prefs: \(message)")
         case .notFound(let message):
             Output.error(message)

@@ -57,6 +57,29 @@
             // reset: the defaults show again.
             #expect(try cli.run("reset", "com.example.app", "volume", "quality").status == 0)
             #expect(try cli.run("read", "com.example.app", "volume").stdout == "0.5")
+
+            // Item 7: an administrator's lock is shown, and a write of the key refused (exit 1).
+            let system = cli.home.appendingPathComponent("system").path
+            try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
+            let layer: [String: Any] = ["locked": ["volume": 0.2]]
+            try PropertyListSerialization.data(fromPropertyList: layer, format: .xml, options: 0)
+                .write(to: URL(fileURLWithPath: "\(system)/com.example.app.plist"))
+            let environment = cli.environment.merging(["PREFS_SYSTEM_DIRS": system]) { _, new in new }
+            let locked = try ChildProcess.run(
+                Products.executable("prefs"), ["write", "com.example.app", "volume", "0.9"],
+                environment: environment,
+                input: Data())
+            #expect(
+                locked.status == 1 && locked.stderr.contains("locked by an administrator"), "\(locked.stderr)"
+            )
+            #expect(locked.stderr.contains("\(system)/com.example.app.plist"))
+            let shown = try ChildProcess.run(
+                Products.executable("prefs"), ["describe", "com.example.app", "volume"],
+                environment: environment,
+                input: Data())
+            #expect(
+                shown.stdout.contains("value 0.2 (locked by \(system)/com.example.app.plist)"),
+                "\(shown.stdout)")
         }
 
         /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in

@@ -16,6 +16,8 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
         case encoding(ValueCodingError)
         /// The store could not write (full disk, read-only file, lost server); nothing was changed.
         case store(any Error)
+        /// An administrator locked the key (``SystemLayer``): the file, or `managed preferences`.
+        case locked(by: String)
     }
 
     /// The key that was being written.
@@ -46,6 +48,8 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
         switch reason {
         case .encoding(let cause): "cannot store \"\(key)\" in \(store): \(cause)"
         case .store(let cause): "writing \"\(key)\" to \(store) failed: \(cause)"
+        case .locked(let source):
+            "cannot store \"\(key)\" in \(store): an administrator locked it (\(source))"
         }
     }
 

@@ -235,7 +235,9 @@ extension Preferences {
         return inOrder(
             observing: [key], now: { deliver(self[key]) },
             onChange: { [self] change in
-                if let stored = change.values[name] { deliver(decode(stored.newValue, for: key)) }
+                guard let stored = change.values[name] else { return }
+                // Under an administrator's layer the value is not simply what was stored.
+                deliver(system == nil ? decode(stored.newValue, for: key) : self[key])
             })
     }
 
@@ -248,16 +250,23 @@ extension Preferences {
         observing keys: [Keys], now: () -> Void, onChange: @escaping @Sendable (StoreChange) -> Void
     ) -> StoreObservation {
         let startedDelivering = Locked(false)
-        let observation = store.observe(keys: keys.map(\.name)) { change in
+        let afterNow: @Sendable (StoreChange) -> Void = { change in
             startedDelivering.withLock { started in
                 if started { onChange(change) }
             }
         }
+        let observation = store.observe(keys: keys.map(\.name), afterNow)
+        // An administrator's file replaced is a change like any other.
+        let layerObservation = system?.observe(afterNow)
         startedDelivering.withLock { started in
             now()
             started = true
         }
-        return observation
+        guard let layerObservation else { return observation }
+        return StoreObservation(onCancel: {
+            observation.cancel()
+            layerObservation.cancel()
+        })
     }
 
     /// A stream of `read()`: now, then after each change touching any of `keys`.

@@ -15,8 +15,20 @@ extension Preferences {
     ///
     /// On Linux, a corrupt file is moved aside (and reported on stderr) and an empty store is
     /// started. If the file cannot be opened at all, reads give defaults and every write throws
-    /// the error that prevented opening.
-    public static let standard = Preferences(store: makeStandardStore())
+    /// the error that prevented opening. When an administrator's file for the domain exists at
+    /// launch (``SystemLayer``: `/etc/xdg/prefs/<domain>.plist` and the like), its locked values
+    /// and defaults apply. On Apple platforms, managed preferences apply through
+    /// `Preferences(store: UserDefaultsStore.standard, system: .managed(.standard))`.
+    public static let standard = Preferences(store: makeStandardStore(), system: standardSystemLayer())
+
+    private static func standardSystemLayer() -> SystemLayer? {
+        #if canImport(Darwin)
+            return nil
+        #else
+            let layer = SystemLayer(domain: SQLiteStore.defaultDomain)
+            return layer.path == nil ? nil : layer
+        #endif
+    }
 
     private static func makeStandardStore() -> any PreferenceStore {
         #if canImport(Darwin)

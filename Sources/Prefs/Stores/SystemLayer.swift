@@ -1,0 +1,258 @@
+import Foundation
+import PrefsJournal
+
+/// An administrator's layer under a domain, as dconf's system databases and Apple's managed
+/// preferences are: defaults that replace the program's own, and locked values the program reads
+/// whatever the user stored, which no write changes.
+///
+/// On Linux the layer is a plist file, `<directory>/<domain>.plist`, read-only to the program,
+/// holding a dictionary with `defaults` and `locked`, each a dictionary of keys and values. Write
+/// it as an XML (or binary) property list — old-style text holds only strings, so a number there
+/// is a string, which a key of a number type reads as its default:
+///
+/// ```swift
+/// // /etc/xdg/prefs/com.example.app.plist: <dict><key>locked</key><dict><key>theme</key><string>dark</string></dict></dict>
+/// let layer = SystemLayer(domain: "com.example.app")
+/// let prefs = Preferences(store: MemoryStore(), system: layer)
+/// prefs.isLocked(.theme)  // true
+/// ```
+///
+/// The directories searched, first file found wins: `PREFS_SYSTEM_DIRS` (a `:`-separated list)
+/// when set; otherwise each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with `/prefs`
+/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer, and says why
+/// in ``problem``. On Apple platforms, ``managed(_:)`` answers from `UserDefaults`' managed
+/// preferences (configuration profiles) instead: a key `objectIsForced(forKey:)` is locked.
+public final class SystemLayer: Sendable {
+    /// The domain the layer belongs to.
+    public let domain: String
+    /// The file the layer was read from (`nil` when none exists, or for managed preferences).
+    public let path: String?
+    /// Why the file gave no values (not a plist, not the expected dictionary), when it did not.
+    public var problem: String? { state.withLock { $0.problem } }
+
+    private let source: Source
+    private let state: Locked<Contents>
+    private let observers = StoreObservers(label: "SystemLayer")
+    /// The timer that looks at the file while anyone observes (see ``observe(_:)``).
+    private let poll = Locked<PollTimer?>(nil)
+
+    /// A timer kept behind a lock (`@unchecked`: Dispatch documents its sources as thread-safe).
+    private struct PollTimer: @unchecked Sendable {
+        let source: DispatchSourceTimer
+    }
+
+    /// How often an observed layer looks at its file for a replacement (a configuration tool
+    /// writes a new file and renames it over the old one).
+    public static let pollInterval: Duration = .seconds(1)
+
+    private enum Source: @unchecked Sendable {
+        // `@unchecked`: Apple documents `UserDefaults` as thread-safe.
+        case file(String?)
+        case managed(UserDefaults)
+    }
+
+    private struct Contents {
+        var defaults: [StoreKey: PropertyListValue] = [:]
+        var locked: [StoreKey: PropertyListValue] = [:]
+        var problem: String?
+        /// The file as last read: its identity and modification time, to notice a replacement.
+        var stamp: FileStamp?
+    }
+
+    /// The layer of `domain`: the first `<directory>/<domain>.plist` found in `directories`.
+    ///
+    /// ```swift
+    /// let layer = SystemLayer(domain: "com.example.app", directories: ["/etc/prefs"])
+    /// ```
+    public init(domain: String, directories: [String] = SystemLayer.directories()) {
+        self.domain = domain
+        let found = directories.map { "\($0)/\(domain).plist" }.first {
+            FileManager.default.fileExists(atPath: $0)
+        }
+        path = found
+        source = .file(found)
+        state = Locked(Contents())
+        _ = reload()
+    }
+
+    private init(managed defaults: UserDefaults, domain: String) {
+        self.domain = domain
+        path = nil
+        source = .managed(defaults)
+        state = Locked(Contents())
+    }
+
+    /// The layer of managed preferences (configuration profiles) over `defaults`: a key
+    /// `UserDefaults` reports as forced is locked to the value it reads.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: UserDefaultsStore.standard, system: .managed(.standard))
+    /// ```
+    public static func managed(_ defaults: UserDefaults) -> SystemLayer {
+        SystemLayer(managed: defaults, domain: "managed")
+    }
+
+    /// The directories searched for system files, from the environment (see ``SystemLayer``).
+    ///
+    /// ```swift
+    /// SystemLayer.directories()  // ["/etc/xdg/prefs", "/etc/prefs"]
+    /// ```
+    public static func directories() -> [String] {
+        let environment = ProcessInfo.processInfo.environment
+        if let list = environment["PREFS_SYSTEM_DIRS"], !list.isEmpty {
+            return list.split(separator: ":").map(String.init)
+        }
+        let xdg = environment["XDG_CONFIG_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/xdg"
+        return xdg.split(separator: ":").map { "\($0)/prefs" } + ["/etc/prefs"]
+    }
+
+    /// The value an administrator locked `key` to, if any.
+    ///
+    /// ```swift
+    /// let layer = SystemLayer(domain: "com.example.app")
+    /// layer.lockedValue(forKey: "theme")  // .string("dark")
+    /// ```
+    public func lockedValue(forKey key: String) -> PropertyListValue? {
+        switch source {
+        case .file: return state.withLock { $0.locked[StoreKey(key)] }
+        case .managed(let defaults):
+            guard defaults.objectIsForced(forKey: key), let object = defaults.object(forKey: key) else {
+                return nil
+            }
+            return PropertyListValue(foundationObject: object)
+        }
+    }
+
+    /// The default an administrator gave `key` (used when the user stored nothing), if any.
+    ///
+    /// ```swift
+    /// let layer = SystemLayer(domain: "com.example.app")
+    /// layer.defaultValue(forKey: "volume")  // .double(0.3)
+    /// ```
+    public func defaultValue(forKey key: String) -> PropertyListValue? {
+        state.withLock { $0.defaults[StoreKey(key)] }
+    }
+
+    /// Every locked key and its value (for a file; managed preferences cannot be listed).
+    public var lockedValues: [StoreKey: PropertyListValue] { state.withLock { $0.locked } }
+
+    /// Every system default.
+    public var defaultValues: [StoreKey: PropertyListValue] { state.withLock { $0.defaults } }
+
+    /// Calls `handler` with the layer's changed values (each key's new locked value, else its new
+    /// system default, `.removed` when neither remains) after the file changes, until the
+    /// observation ends; the file is looked at every ``pollInterval`` while anyone observes.
+    ///
+    /// ```swift
+    /// let layer = SystemLayer(domain: "com.example.app")
+    /// let observation = layer.observe { change in print(change.values.keys) }
+    /// ```
+    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        let observation = observers.add(handler)
+        guard case .file(let path?) = source else { return observation }
+        poll.withLock { timer in
+            guard timer == nil else { return }
+            let created = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            created.schedule(
+                deadline: .now() + Self.pollInterval.timeInterval, repeating: Self.pollInterval.timeInterval,
+                leeway: .milliseconds(100))
+            created.setEventHandler { [weak self] in self?.lookAtFile(path) }
+            created.resume()
+            timer = PollTimer(source: created)
+        }
+        return StoreObservation(onCancel: { [weak self] in
+            observation.cancel()
+            guard let self, observers.count == 0 else { return }
+            poll.withLock { timer in
+                timer?.source.cancel()
+                timer = nil
+            }
+        })
+    }
+
+    private func lookAtFile(_ path: String) {
+        let changed = reload()
+        guard !changed.isEmpty else { return }
+        var values: [StoreKey: ValueChange] = [:]
+        for key in changed {
+            values[key] = ValueChange(lockedValue(forKey: key.name) ?? defaultValue(forKey: key.name))
+        }
+        observers.publish(StoreChange(values: values))
+    }
+
+    deinit {
+        poll.withLock { $0?.source.cancel() }
+    }
+
+    /// Reads the file again when it was replaced or changed since it was last read; returns the
+    /// keys whose locked value or system default changed (empty when nothing did).
+    ///
+    /// ```swift
+    /// let layer = SystemLayer(domain: "com.example.app")
+    /// let changed = layer.reload()
+    /// ```
+    @discardableResult
+    public func reload() -> Set<StoreKey> {
+        guard case .file(let path?) = source else { return [] }
+        let stamp = FileStamp(path: path)
+        return state.withLock { contents in
+            guard stamp != contents.stamp || stamp == nil else { return [] }
+            var next = Self.read(path)
+            next.stamp = stamp
+            var changed: Set<StoreKey> = []
+            for key in Set(contents.locked.keys).union(next.locked.keys)
+            where contents.locked[key] != next.locked[key] {
+                changed.insert(key)
+            }
+            for key in Set(contents.defaults.keys).union(next.defaults.keys)
+            where contents.defaults[key] != next.defaults[key] {
+                changed.insert(key)
+            }
+            contents = next
+            return changed
+        }
+    }
+
+    /// The layer's contents from the file at `path`, or why there are none.
+    private static func read(_ path: String) -> Contents {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return Contents(
+                problem: FileManager.default.fileExists(atPath: path) ? "\(path) cannot be read" : nil)
+        }
+        guard let object = try? PropertyListSerialization.propertyList(from: data, format: nil),
+            case .dictionary(let top)? = PropertyListValue(foundationObject: object)
+        else {
+            return Contents(problem: "\(path) is not a property list dictionary; no system values apply")
+        }
+        var contents = Contents()
+        for (part, value) in top {
+            guard part == "defaults" || part == "locked", case .dictionary(let entries) = value else {
+                contents.problem =
+                    "\(path): \(String(reflecting: part)) is not \"defaults\" or \"locked\" holding a dictionary"
+                continue
+            }
+            let keyed = Dictionary(uniqueKeysWithValues: entries.map { (StoreKey($0.key), $0.value) })
+            if part == "defaults" { contents.defaults = keyed } else { contents.locked = keyed }
+        }
+        return contents
+    }
+}
+
+/// What identifies a file's contents cheaply: its device, inode, size and modification time.
+private struct FileStamp: Equatable {
+    let identity: FileIdentity
+    let size: Int64
+    let modified: Double
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0, let identity = FileIdentity(path: path) else { return nil }
+        self.identity = identity
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+            modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+            modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+    }
+}

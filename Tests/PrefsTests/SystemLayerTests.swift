@@ -1,0 +1,96 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+@testable import PrefsJournal
+
+/// Issue "Keys the program declares are known outside it", items 6 and 8: an administrator's
+/// layer under a domain, with defaults that replace the code's and locked values no write changes.
+@Suite struct SystemLayerTests {
+    /// A folder holding `<domain>.plist` with `text`.
+    static func systemFolder(_ domain: String, _ text: String) throws -> String {
+        let folder = TestFiles.folder.appendingPathComponent("system-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(folder)/\(domain).plist"))
+        return folder
+    }
+
+    /// An XML property list of `value`, as an administrator writes one (`plutil -convert xml1`).
+    static func xml(_ value: PropertyListValue) throws -> String {
+        String(
+            decoding: try PropertyListSerialization.data(
+                fromPropertyList: value.foundationObject, format: .xml, options: 0),
+            as: UTF8.self)
+    }
+
+    static let volume = Preferences.Key<Double>("volume", default: 0.5)
+    static let theme = Preferences.Key<String>("theme", default: "light")
+
+    @Test func lockedValuesWinAndSystemDefaultsReplaceTheCodes() throws {
+        let folder = try Self.systemFolder(
+            "app",
+            try Self.xml(
+                .dictionary([
+                    "defaults": .dictionary(["volume": .double(0.3)]),
+                    "locked": .dictionary(["theme": .string("dark")]),
+                ])))
+        let layer = SystemLayer(domain: "app", directories: ["/nonexistent", folder])
+        #expect(layer.path == "\(folder)/app.plist" && layer.problem == nil)
+        let prefs = Preferences(store: MemoryStore(), system: layer)
+        #expect(prefs[Self.volume] == 0.3, "the system default replaces the code's")
+        prefs[Self.volume] = 0.9
+        #expect(prefs[Self.volume] == 0.9, "the user's value replaces the system default")
+
+        #expect(prefs.isLocked(Self.theme) && !prefs.isLocked(Self.volume))
+        try prefs.store.setValue(.string("light"), forKey: "theme")  // stored before the lock
+        #expect(prefs[Self.theme] == "dark")
+        #expect {
+            try prefs.set("blue", for: Self.theme)
+        } throws: { error in
+            guard let error = error as? PreferenceError, case .locked(let source) = error.reason else {
+                return false
+            }
+            return source == "\(folder)/app.plist" && error.description.contains("locked")
+        }
+        #expect(throws: PreferenceError.self) { try prefs.update { p in p[Self.theme] = "blue" } }
+        #expect(try prefs.update { p in p[Self.theme] } == "dark")
+        #expect(prefs.store.value(forKey: "theme") == .string("light"), "nothing was written")
+    }
+
+    @Test func aFileThatIsNotALayerGivesNoValuesAndSaysWhy() throws {
+        let recorder = IssueRecorder()
+        let notAPlist = SystemLayer(domain: "app", directories: [try Self.systemFolder("app", "{ unclosed")])
+        #expect(notAPlist.problem?.contains("not a property list") == true)
+        let prefs = Preferences(store: MemoryStore(), diagnostics: recorder.diagnostics, system: notAPlist)
+        #expect(prefs[Self.volume] == 0.5)
+        #expect(recorder.issues.count == 1)
+        let wrongShape = SystemLayer(
+            domain: "app", directories: [try Self.systemFolder("app", "{ locked = 3; }")])
+        #expect(wrongShape.problem?.contains("\"locked\"") == true && wrongShape.lockedValues.isEmpty)
+    }
+
+    @Test func theDirectoriesComeFromTheEnvironment() {
+        setenv("XDG_CONFIG_DIRS", "/opt/a:/opt/b", 1)
+        #expect(SystemLayer.directories() == ["/opt/a/prefs", "/opt/b/prefs", "/etc/prefs"])
+        setenv("PREFS_SYSTEM_DIRS", "/srv/prefs", 1)
+        #expect(SystemLayer.directories() == ["/srv/prefs"])
+        unsetenv("PREFS_SYSTEM_DIRS")
+        unsetenv("XDG_CONFIG_DIRS")
+        #expect(SystemLayer.directories() == ["/etc/xdg/prefs", "/etc/prefs"])
+    }
+
+    @Test func aReplacedSystemFileIsAChangeObserversSee() async throws {
+        let folder = try Self.systemFolder("app", "{ locked = { theme = dark; }; }")
+        let prefs = Preferences(
+            store: MemoryStore(), system: SystemLayer(domain: "app", directories: [folder]))
+        let seen = Locked<[String]>([])
+        let observation = prefs.observe(Self.theme) { change in seen.withLock { $0.append(change.newValue) } }
+        // A configuration tool writes a new file and renames it over the old one.
+        try Data(#"{ locked = { theme = solarized; }; }"#.utf8).write(
+            to: URL(fileURLWithPath: "\(folder)/app.plist"), options: .atomic)
+        #expect(await eventually { seen.withLock { $0 } == ["solarized"] }, "\(seen.withLock { $0 })")
+        #expect(prefs[Self.theme] == "solarized")
+        observation.cancel()
+    }
+}
