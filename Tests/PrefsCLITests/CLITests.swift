@@ -61,7 +61,7 @@
             // Item 7: an administrator's lock is shown, and a write of the key refused (exit 1).
             let system = cli.home.appendingPathComponent("system").path
             try FileManager.default.createDirectory(atPath: system, withIntermediateDirectories: true)
-            let layer: [String: Any] = ["locked": ["volume": 0.2]]
+            let layer: [String: Any] = ["locked": ["volume": 0.2, "kiosk": true]]
             try PropertyListSerialization.data(fromPropertyList: layer, format: .xml, options: 0)
                 .write(to: URL(fileURLWithPath: "\(system)/com.example.app.plist"))
             let environment = cli.environment.merging(["PREFS_SYSTEM_DIRS": system]) { _, new in new }
@@ -80,6 +80,10 @@
             #expect(
                 shown.stdout.contains("value 0.2 (locked by \(system)/com.example.app.plist)"),
                 "\(shown.stdout)")
+            // A lock of a key the program does not declare is still a lock, and listed apart.
+            let all = try ChildProcess.run(
+                Products.executable("prefs"), ["describe", "com.example.app"], environment: environment, input: Data())
+            #expect(all.stdout.contains("locked but not declared") && all.stdout.contains("kiosk = 1"), "\(all.stdout)")
         }
 
         /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in
