@@ -82,8 +82,11 @@
                 "\(shown.stdout)")
             // A lock of a key the program does not declare is still a lock, and listed apart.
             let all = try ChildProcess.run(
-                Products.executable("prefs"), ["describe", "com.example.app"], environment: environment, input: Data())
-            #expect(all.stdout.contains("locked but not declared") && all.stdout.contains("kiosk = 1"), "\(all.stdout)")
+                Products.executable("prefs"), ["describe", "com.example.app"], environment: environment,
+                input: Data())
+            #expect(
+                all.stdout.contains("locked but not declared") && all.stdout.contains("kiosk = 1"),
+                "\(all.stdout)")
         }
 
         /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in
