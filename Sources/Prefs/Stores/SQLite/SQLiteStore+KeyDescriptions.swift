@@ -18,8 +18,9 @@ extension SQLiteStore {
         }
         try core.sqlite.withDatabase(during: "publishing key descriptions") { database in
             let connection = database.connection
-            let kept = try core.sqlite.perform { try Self.readDescriptions(connection) }
-            let changed = descriptions.filter { kept[$0.key] != $0.value }
+            // Compared as stored bytes (a description's encoding is canonical): nothing to decode.
+            let kept = try core.sqlite.perform { try Self.readEncodedDescriptions(connection) }
+            let changed = descriptions.mapValues { Data($0.storedEncoding()) }.filter { kept[$0.key] != $0.value }
             guard !changed.isEmpty else { return }
             try core.sqlite.perform {
                 try connection.retryingWhileBusy(timeout: options.busyTimeout) {
@@ -29,12 +30,12 @@ extension SQLiteStore {
                     try connection.run(
                         "CREATE TABLE IF NOT EXISTS prefs_keys(key TEXT PRIMARY KEY NOT NULL, description BLOB NOT NULL)"
                     )
-                    for (key, description) in changed.sorted(by: { $0.key < $1.key }) {
+                    for (key, encoded) in changed.sorted(by: { $0.key < $1.key }) {
                         try connection.run(
                             """
                             INSERT INTO prefs_keys(key, description) VALUES (?1, ?2)
                             ON CONFLICT(key) DO UPDATE SET description = excluded.description
-                            """, [.text(key), .blob(Data(description.storedEncoding()))])
+                            """, [.text(key), .blob(encoded)])
                     }
                     try connection.run("COMMIT")
                 } catch {
@@ -46,17 +47,19 @@ extension SQLiteStore {
     }
 
     /// Every description in the file (none before the first publish made the table).
-    private static func readDescriptions(_ connection: SQLiteConnection) throws -> [String: PropertyListValue]
-    {
+    private static func readDescriptions(_ connection: SQLiteConnection) throws -> [String: PropertyListValue] {
+        // A description this release cannot decode is left out: the key reads as undeclared.
+        try readEncodedDescriptions(connection).compactMapValues { try? PropertyListValue(storedEncoding: $0) }
+    }
+
+    /// Every description in the file as its stored bytes.
+    private static func readEncodedDescriptions(_ connection: SQLiteConnection) throws -> [String: Data] {
         guard try connection.integer("SELECT 1 FROM sqlite_master WHERE name = 'prefs_keys'") != nil else {
             return [:]
         }
-        var descriptions: [String: PropertyListValue] = [:]
+        var descriptions: [String: Data] = [:]
         try connection.run("SELECT key, description FROM prefs_keys") { row in
-            // A description this release cannot decode is left out: the key reads as undeclared.
-            if let value = try? PropertyListValue(storedEncodingBytes: row.blobBytes(1)) {
-                descriptions[row.text(0)] = value
-            }
+            descriptions[row.text(0)] = Data(row.blobBytes(1))
         }
         return descriptions
     }
