@@ -20,7 +20,9 @@ extension SQLiteStore {
             let connection = database.connection
             // Compared as stored bytes (a description's encoding is canonical): nothing to decode.
             let kept = try core.sqlite.perform { try Self.readEncodedDescriptions(connection) }
-            let changed = descriptions.mapValues { Data($0.storedEncoding()) }.filter { kept[$0.key] != $0.value }
+            let changed = descriptions.mapValues { Data($0.storedEncoding()) }.filter {
+                kept[$0.key] != $0.value
+            }
             guard !changed.isEmpty else { return }
             try core.sqlite.perform {
                 try connection.retryingWhileBusy(timeout: options.busyTimeout) {
@@ -47,9 +49,12 @@ extension SQLiteStore {
     }
 
     /// Every description in the file (none before the first publish made the table).
-    private static func readDescriptions(_ connection: SQLiteConnection) throws -> [String: PropertyListValue] {
+    private static func readDescriptions(_ connection: SQLiteConnection) throws -> [String: PropertyListValue]
+    {
         // A description this release cannot decode is left out: the key reads as undeclared.
-        try readEncodedDescriptions(connection).compactMapValues { try? PropertyListValue(storedEncoding: $0) }
+        try readEncodedDescriptions(connection).compactMapValues {
+            try? PropertyListValue(storedEncoding: $0)
+        }
     }
 
     /// Every description in the file as its stored bytes.
