@@ -94,8 +94,17 @@ enum Suite {
                 baseline: nil, value: reads.integer, unit: "ns", goal: .atMost(30)),
             Metric(
                 key: "sqlite_read_string_ns",
-                what: "typed read of a String from SQLiteStore (under the cache's lock)",
+                what:
+                    "typed read of a short String (up to 15 UTF-8 bytes) from SQLiteStore (from its read slots)",
                 baseline: nil, value: reads.string, unit: "ns", goal: nil),
+            Metric(
+                key: "sqlite_read_string_vs_int", what: "that String read ÷ the Int read; baseline = Int ns",
+                baseline: reads.integer, value: reads.string / reads.integer, unit: "ratio",
+                goal: .atMost(1.5)),
+            Metric(
+                key: "sqlite_read_long_string_ns",
+                what: "typed read of a 34-byte String (under the cache's lock)",
+                baseline: nil, value: reads.longString, unit: "ns", goal: nil),
         ]
     }
 

@@ -79,11 +79,12 @@ struct Workloads {
 
     /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys: of an `Int` (a plain
     /// value, read without a lock) and of a `String` (read through the cache's lock).
-    func sqliteReadNanoseconds() throws -> (integer: Double, string: Double) {
+    func sqliteReadNanoseconds() throws -> (integer: Double, string: Double, longString: Double) {
         let store = try SQLiteStore(path: Scratch.path("read.sqlite"))
         try store.transaction { t in
             for index in 0..<1_000 { t["k\(index)"] = .integer(Int64(index)) }
             t["name"] = .string("a string longer than fifteen bytes")
+            t["theme"] = .string("dark")
         }
         let prefs = Preferences(store: store)
         let key = Preferences.Key<Int>("k500", default: 0)
@@ -91,12 +92,14 @@ struct Workloads {
         {
             for _ in 0..<sizes.reads { consume(prefs[key]) }
         }
-        let name = Preferences.Key<String>("name", default: "")
-        let string = Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions)
-        {
-            for _ in 0..<sizes.reads { consume(prefs[name]) }
+        func stringReads(_ key: Preferences.Key<String>) -> Double {
+            Measure.nanosecondsPerOperation(operations: sizes.reads, repetitions: sizes.repetitions) {
+                for _ in 0..<sizes.reads { consume(prefs[key]) }
+            }
         }
-        return (integer, string)
+        let theme = stringReads(Preferences.Key<String>("theme", default: ""))
+        let name = stringReads(Preferences.Key<String>("name", default: ""))
+        return (integer, theme, name)
     }
 
     /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert.

@@ -43,6 +43,24 @@ import Testing
         #expect(table.dictionary == model)
     }
 
+    /// Issue "Ahead of MMKV", item 2: a string of at most 15 UTF-8 bytes is kept in its slot and
+    /// read back exactly, multi-byte characters included; a longer one is left to the cache.
+    @Test(arguments: ["", "a", "dark", "élan 🌍 ok", String(repeating: "x", count: 15)])
+    func shortStringsAreReadFromTheirSlots(text: String) {
+        let slots = ReadSlots()
+        var name = "theme"
+        name.withUTF8 { key in
+            let hash = KeyTable.hash(key, seed: slots.seed)
+            slots.fill(hash: hash, key: key, value: .string(text), position: 3)
+            #expect(slots.value(hash: hash, key: key, journalSequence: 3) == .some(.string(text)))
+            #expect(
+                slots.value(hash: hash, key: key, journalSequence: 4) == nil, "not older than the journal")
+            let long = String(repeating: "y", count: 16)
+            slots.fill(hash: hash, key: key, value: .string(long), position: 5)
+            #expect(slots.value(hash: hash, key: key, journalSequence: 5) == nil, "the cache answers")
+        }
+    }
+
     /// A key's bytes as words: every length and offset, against assembling them byte by byte.
     @Test func keyBytesBecomeWordsExactly() {
         let bytes = (0..<24).map { UInt8(0xA0 + $0) }
@@ -166,6 +184,7 @@ import Testing
                 try store.transaction { t in
                     t["n"] = .integer(Int64(index))
                     t["s"] = .string("\(index)")
+                    t["long-string"] = .string("\(index) " + String(repeating: "z", count: 20))
                     t[longKey] = .integer(Int64(index))
                     t["comes-and-goes"] = index % 2 == 0 ? .integer(Int64(index)) : nil
                 }
@@ -186,6 +205,11 @@ import Testing
             let n = number("n")
             if n < floor || n < last { failures.append("n = \(n) after \(floor) returned, \(last) read") }
             if number("s") < floor { failures.append("s behind \(floor)") }
+            if case .string(let text)? = store.value(forKey: "long-string"),
+                (Int(text.prefix { $0 != " " }) ?? -2) < floor
+            {
+                failures.append("long-string behind \(floor)")
+            }
             if number(longKey) < floor { failures.append("long key behind \(floor)") }
             let comesAndGoes = store.value(forKey: "comes-and-goes")
             if floor >= 0 && floor == acknowledged.withLock({ $0 }) && floor == number("n") {

@@ -9,7 +9,8 @@ import Foundation
 /// a sequence lock over a few words: the key (up to 40 UTF-8 bytes, compared exactly), its hash,
 /// the value's kind and bits, and the journal sequence number the cache was at when the slot was
 /// filled. Only values without references fit (nothing to retain, so nothing a writer could free
-/// under a reader): `bool`, `integer`, `double`, `date`, and "no value".
+/// under a reader): `bool`, `integer`, `double`, `date`, a string of at most 15 UTF-8 bytes (kept
+/// as its bytes; read back as a small string, which Swift stores inline), and "no value".
 ///
 /// Invariants (every write to a slot holds the cache's lock):
 ///
@@ -38,21 +39,26 @@ final class ReadSlots: @unchecked Sendable {
     private let words: UnsafeMutablePointer<UInt64>
 
     private static let slotCount = 128
-    private static let wordsPerSlot = 10
+    private static let wordsPerSlot = 11
     /// Longest key a slot holds (5 words).
     static let maximumKeyLength = 40
 
     // Word offsets within a slot (word 0 is the slot's sequence word).
     private static let positionWord = 1
     private static let hashWord = 2
-    /// The value's kind in the low byte, the key's length in the next.
+    /// The value's kind in the low byte, the key's length in the next, a short string's length in
+    /// the third.
     private static let shapeWord = 3
+    /// A number's bits, or a short string's first 8 bytes (the next 7 are in `stringWord`).
     private static let bitsWord = 4
     private static let keyWords = 5
+    private static let stringWord = 10
+    /// Longest string a slot holds: a small string, which needs no allocation to rebuild.
+    static let maximumStringLength = 15
 
     private enum Kind: UInt64 {
         case empty = 0
-        case missing, bool, integer, double, date
+        case missing, bool, integer, double, date, string
     }
 
     init() {
@@ -76,11 +82,13 @@ final class ReadSlots: @unchecked Sendable {
             prefs_atomic_load64_relaxed(slot + Self.hashWord) == hash
         else { return nil }
         let shape = prefs_atomic_load64_relaxed(slot + Self.shapeWord)
-        guard shape >> 8 == UInt64(key.count), keyMatches(key, slot) else { return nil }
+        guard shape >> 8 & 0xFF == UInt64(key.count), keyMatches(key, slot) else { return nil }
         let bits = prefs_atomic_load64_relaxed(slot + Self.bitsWord)
+        let more = prefs_atomic_load64_relaxed(slot + Self.stringWord)
         prefs_atomic_fence_acquire()
         guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
         switch shape & 0xFF {
+        case Kind.string.rawValue: return .string(Self.string(bits, more, count: Int(shape >> 16 & 0xFF)))
         case Kind.missing.rawValue: return .some(nil)
         case Kind.bool.rawValue: return .bool(bits != 0)
         case Kind.integer.rawValue: return .integer(Int64(bitPattern: bits))
@@ -102,17 +110,58 @@ final class ReadSlots: @unchecked Sendable {
         case .integer(let number): (kind, bits) = (.integer, UInt64(bitPattern: number))
         case .double(let number): (kind, bits) = (.double, number.bitPattern)
         case .date(let date): (kind, bits) = (.date, date.timeIntervalSinceReferenceDate.bitPattern)
-        case .unsignedInteger, .string, .data, .array, .dictionary: return
+        case .string(let text):
+            var text = text
+            guard let words = text.withUTF8({ Self.stringWords($0) }) else { return }
+            let slot = self.slot(hash)
+            write(slot) {
+                fillKey(
+                    slot, hash: hash, key: key, position: position,
+                    shape: UInt64(words.count) << 16 | Kind.string.rawValue)
+                prefs_atomic_store64_relaxed(slot + Self.bitsWord, words.first)
+                prefs_atomic_store64_relaxed(slot + Self.stringWord, words.second)
+            }
+            return
+        case .unsignedInteger, .data, .array, .dictionary: return
         }
         let slot = self.slot(hash)
         write(slot) {
-            prefs_atomic_store64_relaxed(slot + Self.positionWord, position)
-            prefs_atomic_store64_relaxed(slot + Self.hashWord, hash)
-            prefs_atomic_store64_relaxed(slot + Self.shapeWord, UInt64(key.count) << 8 | kind.rawValue)
+            fillKey(slot, hash: hash, key: key, position: position, shape: kind.rawValue)
             prefs_atomic_store64_relaxed(slot + Self.bitsWord, bits)
-            for index in 0..<Self.maximumKeyLength / 8 {
-                prefs_atomic_store64_relaxed(slot + Self.keyWords + index, Self.keyWord(key, index))
-            }
+        }
+    }
+
+    /// The words every filled slot has: position, hash, shape (with the key's length), key.
+    private func fillKey(
+        _ slot: UnsafeMutablePointer<UInt64>, hash: UInt64, key: UnsafeBufferPointer<UInt8>, position: UInt64,
+        shape: UInt64
+    ) {
+        prefs_atomic_store64_relaxed(slot + Self.positionWord, position)
+        prefs_atomic_store64_relaxed(slot + Self.hashWord, hash)
+        prefs_atomic_store64_relaxed(slot + Self.shapeWord, UInt64(key.count) << 8 | shape)
+        for index in 0..<Self.maximumKeyLength / 8 {
+            prefs_atomic_store64_relaxed(slot + Self.keyWords + index, Self.keyWord(key, index))
+        }
+    }
+
+    /// A short string's UTF-8 in two words, with its length; `nil` when it is too long.
+    private static func stringWords(_ bytes: UnsafeBufferPointer<UInt8>) -> (
+        first: UInt64, second: UInt64, count: Int
+    )? {
+        guard bytes.count <= maximumStringLength else { return nil }
+        let raw = UnsafeRawBufferPointer(bytes)
+        return (KeyTable.word(raw, from: 0), KeyTable.word(raw, from: 8), bytes.count)
+    }
+
+    /// The string whose UTF-8 is the first `count` bytes of two words (little-endian).
+    @inline(__always)
+    private static func string(_ first: UInt64, _ second: UInt64, count: Int) -> String {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
+            words[0] = first.littleEndian
+            words[1] = second.littleEndian
+            return String(
+                decoding: UnsafeRawBufferPointer(words).prefix(count).bindMemory(to: UInt8.self),
+                as: UTF8.self)
         }
     }
 
