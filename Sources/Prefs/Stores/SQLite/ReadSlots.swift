@@ -84,7 +84,9 @@ final class ReadSlots: @unchecked Sendable {
         let shape = prefs_atomic_load64_relaxed(slot + Self.shapeWord)
         guard shape >> 8 & 0xFF == UInt64(key.count), keyMatches(key, slot) else { return nil }
         let bits = prefs_atomic_load64_relaxed(slot + Self.bitsWord)
-        let more = prefs_atomic_load64_relaxed(slot + Self.stringWord)
+        // The string's second word only for a string: a number's read stays as short as it was.
+        let more =
+            shape & 0xFF == Kind.string.rawValue ? prefs_atomic_load64_relaxed(slot + Self.stringWord) : 0
         prefs_atomic_fence_acquire()
         guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
         switch shape & 0xFF {
@@ -156,11 +158,10 @@ final class ReadSlots: @unchecked Sendable {
     /// The string whose UTF-8 is the first `count` bytes of two words (little-endian).
     @inline(__always)
     private static func string(_ first: UInt64, _ second: UInt64, count: Int) -> String {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
-            words[0] = first.littleEndian
-            words[1] = second.littleEndian
-            return String(
-                decoding: UnsafeRawBufferPointer(words).prefix(count).bindMemory(to: UInt8.self),
+        var words = (first.littleEndian, second.littleEndian)
+        return withUnsafeBytes(of: &words) { raw in
+            String(
+                decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]).bindMemory(to: UInt8.self),
                 as: UTF8.self)
         }
     }
