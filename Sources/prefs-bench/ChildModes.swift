@@ -29,6 +29,8 @@ enum ChildMode: String {
     case rssEmpty = "rss-empty"
     /// `PATH`: opens a store, lists its keys, prints the resident memory.
     case rss
+    /// `PATH`: opens a store, reads every value with a typed read, prints the resident memory.
+    case rssReadAll = "rss-read-all"
     /// `SUITE PREFIX COUNT`: UserDefaults `set` and `synchronize()`, COUNT times.
     case defaultsWrite = "defaults-write"
     /// `PATH COUNT`: writes the wall-clock time every 20 ms, for an observing parent.
@@ -78,6 +80,14 @@ enum ChildMode: String {
         case .rss:
             let store = try SQLiteStore(path: a[0])
             precondition(!store.keys().isEmpty)
+            print(Processes.residentMegabytes())
+        case .rssReadAll:
+            let prefs = Preferences(store: try SQLiteStore(path: a[0]))
+            var total = 0
+            for name in prefs.storedKeys {
+                total &+= prefs[Preferences.Key<String>(name, default: "")].utf8.count
+            }
+            precondition(total > 0)
             print(Processes.residentMegabytes())
         case .defaultsWrite:
             let defaults = UserDefaults(suiteName: a[0])!

@@ -115,7 +115,9 @@ extension Processes {
     /// Milliseconds from starting to open a 100,000-key store until its first read (the median
     /// of `repetitions` openings, each in a process of its own), and the resident memory it adds
     /// to an empty process (MB).
-    static func largeStore(repetitions: Int) throws -> (openMilliseconds: Double, addedMegabytes: Double) {
+    static func largeStore(repetitions: Int) throws -> (
+        openMilliseconds: Double, addedMegabytes: Double, afterReadingAllMegabytes: Double
+    ) {
         let path = Scratch.path("large.sqlite")
         do {
             let store = try SQLiteStore(path: path)
@@ -128,7 +130,8 @@ extension Processes {
         for _ in 0..<max(3, repetitions) { opens.append(Double(try output(of: ["open", path])) ?? .nan) }
         let empty = Double(try output(of: ["rss-empty"])) ?? .nan
         let holding = Double(try output(of: ["rss", path])) ?? .nan
-        return (Measure.percentile(opens, 0.5), holding - empty)
+        let afterReading = Double(try output(of: ["rss-read-all", path])) ?? .nan
+        return (Measure.percentile(opens, 0.5), holding - empty, afterReading - empty)
     }
 }
 

@@ -155,6 +155,14 @@ struct Workloads {
     /// every repetition pays for its share of checkpoints (fewer writes would leave some
     /// repetitions with a checkpoint and some without, and the median would pick either).
     func sqliteWrite(withKeysStored keys: Int) throws -> Double {
+        try sqliteWriteAndCheckpoints(withKeysStored: keys).write
+    }
+
+    /// The same, with what the checkpoints of those writes cost: their CPU time (on the threads
+    /// that ran them, in the background) divided by the records they moved into SQLite.
+    func sqliteWriteAndCheckpoints(withKeysStored keys: Int) throws -> (
+        write: Double, checkpointPerWrite: Double
+    ) {
         let store = try SQLiteStore(path: Scratch.path("growth-\(keys).sqlite"))
         try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
         try store.flush()
@@ -162,11 +170,16 @@ struct Workloads {
         // The keys in the order they are written, made before timing: the benchmark's own look-up
         // of a key among 100,000 would otherwise be a cache miss counted as the store's.
         let names = (0..<writes).map { "k\(($0 * 7_919) % keys)" }
-        return try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
+        let before = store.checkpointCost
+        let write = try Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
             for index in 0..<writes {
                 try store.setValue(.integer(Int64(index)), forKey: names[index])
             }
         }
+        try store.flush()  // the last writes' move counted too
+        let after = store.checkpointCost
+        let records = Double(after.records &- before.records)
+        return (write, records > 0 ? Double(after.cpuNanoseconds &- before.cpuNanoseconds) / records : .nan)
     }
 
     /// Nanoseconds per `UserDefaults` set + `synchronize()` with `keys` keys stored.

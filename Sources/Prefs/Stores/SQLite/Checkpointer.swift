@@ -26,6 +26,9 @@ final class Checkpointer: Sendable {
     private let sqlite: StoreConnection
     /// Set while a background checkpoint is queued or running.
     let queued = Locked(false)
+    /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
+    /// records they moved into SQLite (for `prefs-bench`'s `checkpoint_cpu_ns_per_write`).
+    let cost = Locked(CheckpointCost())
 
     init(path: String, options: SQLiteStore.Options, journal: Journal?, sqlite: StoreConnection) {
         self.path = path
@@ -73,6 +76,16 @@ final class Checkpointer: Sendable {
     func checkpoint(waitingAtMost wait: Duration? = nil, expiry: ExpiringActivity.Expiry? = nil) throws {
         let timeout = wait ?? options.busyTimeout
         guard let journal, journal.isWritable else { return }
+        let started = CheckpointCost.threadCPUNanoseconds()
+        let before = journal.baseSequence
+        defer {
+            let spent = CheckpointCost.threadCPUNanoseconds() &- started
+            let moved = journal.baseSequence &- before
+            cost.withLock { cost in
+                cost.cpuNanoseconds &+= spent
+                cost.records &+= moved
+            }
+        }
         try SQLiteStoreError.fromJournal { try checkpoint(journal, timeout: timeout, expiry: expiry) }
     }
 
@@ -168,5 +181,25 @@ final class Checkpointer: Sendable {
 
     private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {
         options.faults.atCheckpointStep?(step)
+    }
+}
+
+/// The CPU time checkpoints took and the records they moved.
+///
+/// ```swift
+/// let cost = store.core.checkpointer.cost.withLock { $0 }
+/// print(cost.cpuNanoseconds / max(cost.records, 1), "ns of checkpoint per write")
+/// ```
+package struct CheckpointCost: Sendable {
+    /// CPU time on the threads that ran checkpoints.
+    package var cpuNanoseconds: UInt64 = 0
+    /// Records moved into SQLite.
+    package var records: UInt64 = 0
+
+    /// This thread's CPU time so far.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }
