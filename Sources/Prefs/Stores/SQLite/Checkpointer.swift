@@ -187,7 +187,7 @@ final class Checkpointer: Sendable {
 /// The CPU time checkpoints took and the records they moved.
 ///
 /// ```swift
-/// let cost = store.core.checkpointer.cost.withLock { $0 }
+/// let cost = store.checkpointCost
 /// print(cost.cpuNanoseconds / max(cost.records, 1), "ns of checkpoint per write")
 /// ```
 package struct CheckpointCost: Sendable {

@@ -84,10 +84,10 @@ public final class SQLiteStore: PreferenceStore {
     /// `SQLiteStore(PATH)`.
     public var description: String { "SQLiteStore(\(path))" }
 
-    /// The number of live observations of this store.
     /// What this store's checkpoints cost so far (CPU time, records moved); for the benchmark.
     package var checkpointCost: CheckpointCost { core.checkpointer.cost.withLock { $0 } }
 
+    /// The number of live observations of this store.
     package var observerCount: Int { core.observers.count }
 
     /// The stored value, from the cache (current with every write made before this call).
