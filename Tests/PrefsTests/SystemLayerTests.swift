@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import PrefsTestSupport
 import Testing
 
@@ -92,5 +93,24 @@ import Testing
         #expect(await eventually { seen.withLock { $0 } == ["solarized"] }, "\(seen.withLock { $0 })")
         #expect(prefs[Self.theme] == "solarized")
         observation.cancel()
+    }
+
+    /// `@Pref` (and a group) announce a replaced system file to Observation, as any other change.
+    @Test func aPrefPropertySeesTheSystemFileReplaced() async throws {
+        let folder = try Self.systemFolder("app", "{ locked = { theme = dark; }; }")
+        let prefs = Preferences(
+            store: MemoryStore(), system: SystemLayer(domain: "app", directories: [folder]))
+        let theme = Pref(Self.theme, in: prefs)
+        #expect(theme.wrappedValue == "dark")
+        let announced = Locked(0)
+        withObservationTracking {
+            _ = theme.wrappedValue
+        } onChange: {
+            announced.withLock { $0 += 1 }
+        }
+        try Data(#"{ locked = { theme = solarized; }; }"#.utf8).write(
+            to: URL(fileURLWithPath: "\(folder)/app.plist"), options: .atomic)
+        #expect(await eventually { announced.withLock { $0 } == 1 })
+        #expect(theme.wrappedValue == "solarized")
     }
 }

@@ -48,7 +48,7 @@ open class PreferenceGroup: Observable {
         self.keyPrefix = keyPrefix
         bindProperties()
         let slots = slotsByKey
-        storeObservation = preferences.store.observe(keys: propertyKeys.map(\.key)) { change in
+        storeObservation = preferences.observeStoreAndLayer(keys: propertyKeys.map(\.key)) { change in
             let changed = change.values.keys.compactMap { slots[$0] }
             guard !changed.isEmpty else { return }
             announceWhereRendered { for slot in changed { slot.announceChange() } }

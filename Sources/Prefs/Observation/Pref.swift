@@ -96,7 +96,7 @@ final class PrefSource<Value: PreferenceValue>: Observable, @unchecked Sendable 
         self.key = key
         self.preferences = preferences
         let name = StoreKey(key.name)
-        observation = preferences.store.observe(keys: [key.name]) { [weak self] change in
+        observation = preferences.observeStoreAndLayer(keys: [key.name]) { [weak self] change in
             guard change.values[name] != nil, let self else { return }
             announceWhereRendered { self.announceChange() }
         }

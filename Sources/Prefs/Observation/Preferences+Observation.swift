@@ -227,6 +227,20 @@ extension Preferences {
         store.observe(handler)
     }
 
+    /// Calls `handler` with each change of `keys` in the store, and with each change of the
+    /// administrator's layer when there is one (its file replaced): what `@Pref` and groups
+    /// announce to Observation.
+    func observeStoreAndLayer(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+        -> StoreObservation
+    {
+        let observation = store.observe(keys: keys, handler)
+        guard let layerObservation = system?.observe(handler) else { return observation }
+        return StoreObservation(onCancel: {
+            observation.cancel()
+            layerObservation.cancel()
+        })
+    }
+
     /// Delivers the key's current value, then its value after each change, in order.
     private func observeValues<Value>(
         of key: Key<Value>, deliver: @escaping @Sendable (Value) -> Void
