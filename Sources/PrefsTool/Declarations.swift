@@ -60,22 +60,6 @@ extension Preferences.KeyDescription {
     }
 }
 
-extension PropertyListValue {
-    /// The value's type as `prefs write` spells it.
-    var typeFlag: String {
-        switch self {
-        case .bool: "-bool"
-        case .integer, .unsignedInteger: "-int"
-        case .double: "-float"
-        case .string: "-string"
-        case .date: "-date"
-        case .data: "-data"
-        case .array: "-array"
-        case .dictionary: "-dict"
-        }
-    }
-}
-
 /// Throws when an administrator locked `key` in `domain` (``SystemLayer``): the tool writes
 /// nothing the program would not read.
 func checkNotLocked(_ key: String, domain: String) throws {

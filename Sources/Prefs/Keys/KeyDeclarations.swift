@@ -90,7 +90,9 @@ extension PropertyListValue {
     /// ```swift
     /// PropertyListValue.double(0.5).typeFlag  // "-float"
     /// ```
-    var typeFlag: String {
+    ///
+    /// (Package access: the `prefs` tool checks a written value against a declaration with it.)
+    package var typeFlag: String {
         switch self {
         case .bool: "-bool"
         case .integer, .unsignedInteger: "-int"
