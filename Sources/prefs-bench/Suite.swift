@@ -4,6 +4,8 @@ import Foundation
 struct BenchOptions {
     var quick = false
     var json = false
+    /// Runs only the steps whose names contain this text (to look at one workload).
+    var only: String?
     var plotPath: String?
     var postgresURL: String?
     var fleet: Int?

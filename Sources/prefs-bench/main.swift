@@ -1,6 +1,6 @@
 // prefs-bench: Prefs measured against the baselines a user would otherwise pick, in the same run.
 //
-//   swift run -c release prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]
+//   swift run -c release prefs-bench [--quick] [--json] [--only TEXT] [--plot PATH] [--postgres URL [--fleet N]]
 //
 // Every figure is the median of several repetitions; ratios compare figures measured side by side.
 // The workloads are the table in Suite.swift; Report.swift prints what they measured.
@@ -13,7 +13,8 @@ func runBenchmarks(_ options: BenchOptions) throws {
     var run = BenchRun(options: options)
     let cpuAtStart = MachineCPU.now()
     var metrics: [Metric] = []
-    for step in Suite.steps(postgres: options.postgresURL != nil, fleet: options.fleet != nil) {
+    for step in Suite.steps(postgres: options.postgresURL != nil, fleet: options.fleet != nil)
+    where options.only.map({ step.name.localizedCaseInsensitiveContains($0) }) ?? true {
         run.progress(step.name)
         metrics += try step.measure(&run)
     }
@@ -54,6 +55,12 @@ while let argument = remaining.popFirst() {
     switch argument {
     case "--quick": options.quick = true
     case "--json": options.json = true
+    case "--only":
+        guard let text = remaining.popFirst() else {
+            FileHandle.standardError.write(Data("prefs-bench: --only needs part of a step's name\n".utf8))
+            exit(64)
+        }
+        options.only = text
     case "--plot":
         guard let path = remaining.popFirst() else {
             FileHandle.standardError.write(Data("prefs-bench: --plot needs a path\n".utf8))
@@ -73,12 +80,13 @@ while let argument = remaining.popFirst() {
         }
         options.fleet = count
     case "--help", "-h":
-        print("usage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]")
+        print(
+            "usage: prefs-bench [--quick] [--json] [--only TEXT] [--plot PATH] [--postgres URL [--fleet N]]")
         exit(0)
     default:
         FileHandle.standardError.write(
             Data(
-                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--plot PATH] [--postgres URL [--fleet N]]\n"
+                "prefs-bench: unknown argument '\(argument)'\nusage: prefs-bench [--quick] [--json] [--only TEXT] [--plot PATH] [--postgres URL [--fleet N]]\n"
                     .utf8))
         exit(64)
     }
