@@ -104,6 +104,62 @@ import Testing
         #expect(table.count == 3)
     }
 
+    /// Reading every value of a large store adds no object per value (issue "Ahead of MMKV",
+    /// item 4).
+    ///
+    /// Numbers and short strings replace their bytes; longer strings, data and collections stay
+    /// as bytes, with only the last few hundred decoded kept.
+    @Test func readingEveryValueKeepsNoObjectPerValue() {
+        var table = KeyTable()
+        var expected: [StoreKey: PropertyListValue] = [:]
+        for index in 0..<3_000 {
+            let value: PropertyListValue =
+                switch index % 3 {
+                case 0: .string("value number \(index)")
+                case 1: .integer(Int64(index))
+                default: .string("s\(index)")
+                }
+            expected[StoreKey("key.\(index)")] = value
+            value.storedEncoding().withUnsafeBytes {
+                table.insert(encoded: $0, for: StoreKey("key.\(index)"))
+            }
+        }
+        for _ in 0..<2 {
+            for (key, value) in expected { #expect(table.value(for: key) == value) }
+        }
+        #expect(table.decodedObjectCount <= KeyTable.recentlyDecodedCount)
+        #expect(table.dictionary == expected)
+    }
+
+    /// Values kept as bytes and remembered once decoded stay right through sets, removals (which
+    /// move the last entry into the hole) and new bytes: every step agrees with a dictionary.
+    @Test(arguments: [5, 6, 7] as [UInt64])
+    func rememberedDecodedValuesFollowEveryChange(seed: UInt64) {
+        var random = SeededGenerator(state: seed)
+        var table = KeyTable()
+        var model: [StoreKey: PropertyListValue] = [:]
+        let names = (0..<600).map { StoreKey("key.\($0)") }
+        for step in 0..<30_000 {
+            let key = names[Int(random.next() % UInt64(names.count))]
+            switch random.next() % 5 {
+            case 0:
+                table[key] = nil
+                model[key] = nil
+            case 1:
+                table[key] = .integer(Int64(step))
+                model[key] = .integer(Int64(step))
+            case 2:
+                let value = PropertyListValue.string("a longer value, step \(step)")
+                value.storedEncoding().withUnsafeBytes { table.insert(encoded: $0, for: key) }
+                model[key] = value
+            default:
+                #expect(table.value(for: key) == model[key], "step \(step)")
+            }
+        }
+        for (key, value) in model { #expect(table.value(for: key) == value) }
+        #expect(table.dictionary == model)
+    }
+
     /// The check at opening refuses what decoding refuses.
     @Test func theCheckRefusesWhatDecodingRefuses() {
         let samples: [[UInt8]] = [

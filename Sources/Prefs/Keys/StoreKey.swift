@@ -110,6 +110,9 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 extension Sequence where Element == String {
     /// The names sorted by Unicode scalar values, with canonically equivalent names kept apart.
     func sortedByScalars() -> [String] {
-        sorted { StoreKey($0) < StoreKey($1) }
+        // Sorted in place: listing a large store makes no second copy of its names.
+        var names = Array(self)
+        names.sort { StoreKey($0) < StoreKey($1) }
+        return names
     }
 }

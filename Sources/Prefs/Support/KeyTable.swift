@@ -15,8 +15,12 @@
 ///   entries back on removal (no tombstones: a table that sees many writes never slows down);
 /// - `encodedBytes`: values as a store read them from its file, still in their stored encoding
 ///   (checked, not yet decoded). Opening a large store appends each row's bytes here instead of
-///   building a value (a string is an allocation each); a value is decoded the first time it is
-///   read, and the bytes are let go once no entry needs them.
+///   building a value (a string is an allocation each). A value that needs no object of its own
+///   (a number, a boolean, a date, a string short enough to be a small string) replaces its bytes
+///   the first time it is read; any other (a longer string, data, a collection) stays as bytes,
+///   so reading every value of a large store adds no object per value, and the last few hundred
+///   of those decoded are kept in `recentlyDecoded` for the next read. The bytes are let go once
+///   no entry needs them.
 ///
 /// The seed is random per process: a hash of attacker-chosen keys cannot be precomputed across
 /// runs. Not a cryptographic hash; keys come from the program and its own stores.
@@ -32,7 +36,16 @@ struct KeyTable: Sendable {
     private var encodedBytes: ContiguousArray<UInt8> = []
     /// How many entries still point into `encodedBytes`.
     private var encodedCount = 0
+    /// Values decoded from `encodedBytes` that have an object of their own, by entry index
+    /// (direct-mapped; made at the first such read).
+    private var recentlyDecoded: ContiguousArray<RecentlyDecoded> = []
     private let seed: UInt64
+
+    private struct RecentlyDecoded {
+        var index = -1
+        var value = PropertyListValue.bool(false)
+    }
+    static let recentlyDecodedCount = 256
 
     private struct Entry {
         var key: StoreKey
@@ -79,7 +92,7 @@ struct KeyTable: Sendable {
             let tag = UInt32(truncatingIfNeeded: hash >> 32)
             if let slot = slot(of: key, tag: tag) {
                 let index = Self.index(slots[slot])
-                forget(entries[index].value)
+                forget(entries[index].value, at: index)
                 if let newValue {
                     entries[index].value = .value(newValue)
                 } else {
@@ -103,15 +116,20 @@ struct KeyTable: Sendable {
         guard let slot = slot(of: key, tag: UInt32(truncatingIfNeeded: hash >> 32)) else { return nil }
         let index = Self.index(slots[slot])
         if case .value(let value) = entries[index].value { return value }
-        let value = decoded(entries[index].value)
-        forget(entries[index].value)
-        // Checked when it was added: a failure here would mean memory was damaged; the key then
-        // reads as missing rather than crashing.
-        if let value {
-            entries[index].value = .value(value)
-        } else {
+        if let value = recentlyDecoded(at: index) { return value }
+        guard let value = decoded(entries[index].value) else {
+            // Checked when it was added: a failure here would mean memory was damaged; the key
+            // then reads as missing rather than crashing.
+            forget(entries[index].value, at: index)
             readSlots?.invalidate(hash: hash)
             remove(at: slot)
+            return nil
+        }
+        if value.needsNoObject {
+            forget(entries[index].value, at: index)
+            entries[index].value = .value(value)
+        } else {
+            remember(value, decodedAt: index)
         }
         return value
     }
@@ -123,7 +141,8 @@ struct KeyTable: Sendable {
         readSlots?.invalidate(hash: hash)
         let tag = UInt32(truncatingIfNeeded: hash >> 32)
         if let slot = slot(of: key, tag: tag) {
-            forget(entries[Self.index(slots[slot])].value)
+            let index = Self.index(slots[slot])
+            forget(entries[index].value, at: index)
             remove(at: slot)
         }
         guard encodedBytes.count + bytes.count <= UInt32.max else {
@@ -144,6 +163,17 @@ struct KeyTable: Sendable {
 
     /// Every key stored, in no particular order.
     var keys: [StoreKey] { entries.map(\.key) }
+
+    /// Every key's name, in no particular order (one array, for listing a large store).
+    var names: [String] { entries.map(\.key.name) }
+
+    /// How many decoded values with an object of their own the table holds (for tests: reading
+    /// values kept as bytes adds at most ``recentlyDecodedCount``).
+    var decodedObjectCount: Int {
+        entries.count { entry in
+            if case .value(let value) = entry.value { !value.needsNoObject } else { false }
+        } + recentlyDecoded.count { $0.index >= 0 }
+    }
 
     /// Every entry, as a dictionary.
     var dictionary: [StoreKey: PropertyListValue] {
@@ -168,11 +198,39 @@ struct KeyTable: Sendable {
         }
     }
 
-    /// Notes that an entry no longer points into `encodedBytes`; the last one lets them go.
-    private mutating func forget(_ stored: Stored) {
+    /// Notes that the entry at `index` no longer points into `encodedBytes` (the last one lets
+    /// them go) and that its decoded value is stale.
+    private mutating func forget(_ stored: Stored, at index: Int) {
         guard case .encoded = stored else { return }
+        forgetDecoded(at: index)
         encodedCount -= 1
-        if encodedCount == 0 { encodedBytes = [] }
+        if encodedCount == 0 {
+            encodedBytes = []
+            recentlyDecoded = []
+        }
+    }
+
+    @inline(__always)
+    private func recentlyDecoded(at index: Int) -> PropertyListValue? {
+        guard !recentlyDecoded.isEmpty else { return nil }
+        let recent = recentlyDecoded[index & (Self.recentlyDecodedCount - 1)]
+        return recent.index == index ? recent.value : nil
+    }
+
+    private mutating func remember(_ value: PropertyListValue, decodedAt index: Int) {
+        if recentlyDecoded.isEmpty {
+            recentlyDecoded = ContiguousArray(repeating: RecentlyDecoded(), count: Self.recentlyDecodedCount)
+        }
+        recentlyDecoded[index & (Self.recentlyDecodedCount - 1)] = RecentlyDecoded(index: index, value: value)
+    }
+
+    /// Drops what is remembered for the entry at `index` (its value changed, or another entry
+    /// takes its index).
+    private mutating func forgetDecoded(at index: Int) {
+        guard !recentlyDecoded.isEmpty,
+            recentlyDecoded[index & (Self.recentlyDecodedCount - 1)].index == index
+        else { return }
+        recentlyDecoded[index & (Self.recentlyDecodedCount - 1)] = RecentlyDecoded()
     }
 
     /// The seeded hash of a key's UTF-8 bytes, eight at a time (``ReadSlots`` uses it too).
@@ -300,6 +358,8 @@ struct KeyTable: Sendable {
         }
         slots[hole] = 0
         let last = entries.count - 1
+        forgetDecoded(at: removed)
+        forgetDecoded(at: last)
         if removed != last {
             let lastTag = tag(entries[last].key)
             var bucket = Int(lastTag) & mask
@@ -319,6 +379,19 @@ struct KeyTable: Sendable {
             var bucket = Self.bucket(slot, mask: mask)
             while slots[bucket] != 0 { bucket = (bucket + 1) & mask }
             slots[bucket] = slot
+        }
+    }
+}
+
+extension PropertyListValue {
+    /// Whether the value is held entirely inline: a number, a boolean, a date, or a string short
+    /// enough for Swift to keep as a small string (15 UTF-8 bytes on 64-bit platforms, 10 on
+    /// 32-bit ones).
+    fileprivate var needsNoObject: Bool {
+        switch self {
+        case .bool, .integer, .unsignedInteger, .double, .date: true
+        case .string(let text): text.utf8.count <= (MemoryLayout<Int>.size == 8 ? 15 : 10)
+        case .data, .array, .dictionary: false
         }
     }
 }

@@ -102,7 +102,7 @@ public final class SQLiteStore: PreferenceStore {
 
     /// Every stored key, from the cache.
     public func keys() -> [String] {
-        core.read { $0.values.keys.map(\.name) }
+        core.read { $0.values.names }
     }
 
     /// Stores or removes one value, durable (as ``Options/durability`` says) before returning.

@@ -117,7 +117,7 @@ final class SQLiteStoreCore: Sendable {
         try commit {
             var transaction = StoreTransaction(
                 read: { key in self.cache.withLock { $0.values.value(for: StoreKey(key)) } },
-                keys: { self.cache.withLock { $0.values.keys.map(\.name) } })
+                keys: { self.cache.withLock { $0.values.names } })
             let result = try body(&transaction)
             return (.many(transaction.writes), result)
         }
