@@ -24,6 +24,9 @@ public struct Preferences: Sendable {
     public let diagnostics: PreferenceDiagnostics
     /// An administrator's defaults and locked values under the store, when there are any.
     public let system: SystemLayer?
+    /// The store when it is a ``UserDefaultsStore``: reads of standard types cast its object
+    /// once (``directValue(of:from:)``).
+    @usableFromInline let userDefaultsStore: UserDefaultsStore?
 
     /// Creates a handle on `store`.
     ///
@@ -34,6 +37,7 @@ public struct Preferences: Sendable {
         self.store = store
         self.diagnostics = diagnostics
         system = nil
+        userDefaultsStore = store as? UserDefaultsStore
     }
 
     /// Creates a handle on `store` under an administrator's layer: its locked values win over
@@ -48,6 +52,7 @@ public struct Preferences: Sendable {
         self.store = store
         self.diagnostics = diagnostics
         self.system = system
+        userDefaultsStore = store as? UserDefaultsStore
         if let problem = system?.problem {
             diagnostics.report(
                 PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
@@ -63,7 +68,12 @@ public struct Preferences: Sendable {
     @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
-            guard let system else { return decode(store.value(forKey: key.name), for: key) }
+            guard let system else {
+                if let userDefaultsStore, let value = directValue(of: key, from: userDefaultsStore) {
+                    return value
+                }
+                return decode(store.value(forKey: key.name), for: key)
+            }
             return layered(key, system, stored: store.value(forKey: key.name))
         }
         nonmutating set {

@@ -45,6 +45,41 @@ import Testing
         #expect(issues.issues.isEmpty)
     }
 
+    /// Issue "Ahead of MMKV", item 6: a typed read of a standard type takes one cast from
+    /// `UserDefaults`' object, and answers exactly as the general path (a `PropertyListValue`,
+    /// then the key's type): the same value, the same default, the same report, for every kind
+    /// of object a suite can hold.
+    @Test func directReadsAnswerAsTheGeneralPath() throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let plain = try #require(UserDefaults(suiteName: suite))
+        let objects: [Any] = [
+            "hello", "", "42", "YES", 42, -7, Int64.max, UInt64.max, UInt32(7), 0.5, Float(1.5), 2.0, true,
+            false, NSNumber(value: 1), NSNumber(value: Int8(1)), Date(timeIntervalSince1970: 5), Data([1]),
+            [1, 2], ["a": 1],
+        ]
+        for (index, object) in objects.enumerated() { plain.set(object, forKey: "k\(index)") }
+        let store = try UserDefaultsStore(suiteName: suite)
+        let direct = IssueRecorder()
+        let general = IssueRecorder()
+        let prefs = direct.preferences(store)
+        // Under an (empty) administrator's layer every read takes the general path.
+        let layered = Preferences(
+            store: store, diagnostics: general.diagnostics,
+            system: SystemLayer(domain: suite, directories: []))
+        func expectSame<Value: PreferenceValue & Equatable>(_ key: Preferences.Key<Value>) {
+            #expect(prefs[key] == layered[key], "\(key.name) as \(Value.self)")
+        }
+        for index in 0...objects.count {
+            let name = "k\(index)"  // the last one is missing
+            expectSame(Preferences.Key<String>(name, default: "default"))
+            expectSame(Preferences.Key<Int>(name, default: -1))
+            expectSame(Preferences.Key<Double>(name, default: -1))
+            expectSame(Preferences.Key<Bool>(name, default: false))
+        }
+        #expect(direct.issues.map(\.description) == general.issues.map(\.description))
+        #expect(direct.issues.count > 40, "the values of other types were reported")
+    }
+
     #if os(macOS) || os(Linux)
         @Test(arguments: [
             ("string", "hello world"), ("int", "42"), ("double", "0.5"), ("bool", "true"),

@@ -43,6 +43,9 @@ extension Preferences {
 
         /// One line saying what the key is for, when it says (published with its description).
         public let help: String?
+        /// Whether no other spelling of the name is canonically equivalent to it (so a store that
+        /// compares names as Foundation does finds exactly this key); decided once, for reads.
+        @usableFromInline let hasOneSpelling: Bool
 
         init(validatedName name: String, help: String?) {
             // fatalError, not precondition: its message survives optimised builds.
@@ -51,6 +54,7 @@ extension Preferences {
             }
             self.name = name
             self.help = help
+            hasOneSpelling = !UserDefaultsStore.mayHaveAnotherSpelling(name)
         }
 
         /// What the program declares about this key, as tools read it (``Preferences/publish(_:)``).

@@ -144,7 +144,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Whether another spelling of `key` could be canonically equivalent to it: an ASCII key has
     /// none, except through the three characters that are the canonical form of a non-ASCII one
     /// (`K` of U+212A KELVIN SIGN, `` ` `` of U+1FEF, `;` of U+037E).
-    private static func mayHaveAnotherSpelling(_ key: String) -> Bool {
+    static func mayHaveAnotherSpelling(_ key: String) -> Bool {
         !key.utf8.allSatisfy {
             $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: "`") && $0 != UInt8(ascii: ";")
         }

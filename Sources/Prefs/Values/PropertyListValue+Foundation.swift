@@ -46,28 +46,40 @@ extension PropertyListValue {
             return
         }
         guard let number = object as? NSNumber else { return nil }
-        if Self.isBoolean(number) {
-            self = .bool(number.boolValue)
-            return
-        }
-        switch UInt8(bitPattern: number.objCType.pointee) {
-        case UInt8(ascii: "f"), UInt8(ascii: "d"):
-            self = .double(number.doubleValue)
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
-            self = .integer(unsigned: number.uint64Value)
-        default:
-            self = .integer(number.int64Value)
+        switch NumberKind(number) {
+        case .boolean: self = .bool(number.boolValue)
+        case .real: self = .double(number.doubleValue)
+        case .unsigned: self = .integer(unsigned: number.uint64Value)
+        case .signed: self = .integer(number.int64Value)
         }
     }
 
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        #if canImport(Darwin)
-            return CFGetTypeID(number) == CFBooleanGetTypeID()
-        #else
-            // swift-corelibs-foundation reports booleans with the `char` type code.
+    /// What an `NSNumber` holds, as a property list sees it (read once: `objCType` is a call
+    /// into CoreFoundation).
+    @usableFromInline
+    enum NumberKind {
+        case boolean, real, unsigned, signed
+
+        @usableFromInline
+        init(_ number: NSNumber) {
             let code = UInt8(bitPattern: number.objCType.pointee)
-            return code == UInt8(ascii: "c") || code == UInt8(ascii: "B")
-        #endif
+            #if canImport(Darwin)
+                let isBoolean = CFGetTypeID(number) == CFBooleanGetTypeID()
+            #else
+                // swift-corelibs-foundation reports booleans with the `char` type code.
+                let isBoolean = code == UInt8(ascii: "c") || code == UInt8(ascii: "B")
+            #endif
+            self =
+                if isBoolean {
+                    .boolean
+                } else {
+                    switch code {
+                    case UInt8(ascii: "f"), UInt8(ascii: "d"): .real
+                    case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"): .unsigned
+                    default: .signed
+                    }
+                }
+        }
     }
 
     /// The value as a Foundation property-list object, ready for `UserDefaults` or
