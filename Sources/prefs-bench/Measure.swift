@@ -18,6 +18,22 @@ enum Measure {
         return median(samples)
     }
 
+    /// Nanoseconds per operation of two loops compared with each other, their repetitions taken
+    /// in turns (a, b, a, b, …) so that a slower stretch of the machine weighs on both: the
+    /// medians of each, after one warm-up run of each.
+    static func sideBySide(
+        operations: Int, repetitions: Int, _ first: () -> Void, _ second: () -> Void
+    ) -> (first: Double, second: Double) {
+        first()
+        second()
+        var samples: ([Double], [Double]) = ([], [])
+        for _ in 0..<max(repetitions, 5) {
+            samples.0.append(ContinuousClock().measure(first).nanoseconds / Double(operations))
+            samples.1.append(ContinuousClock().measure(second).nanoseconds / Double(operations))
+        }
+        return (median(samples.0), median(samples.1))
+    }
+
     static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()

@@ -41,14 +41,13 @@ struct Workloads {
             Preferences.Key<Double>("d", default: 0)
         )
         let rounds = sizes.reads / 3
-        let plain = Measure.nanosecondsPerOperation(operations: rounds * 3, repetitions: sizes.repetitions) {
+        let (plain, typed) = Measure.sideBySide(operations: rounds * 3, repetitions: sizes.repetitions) {
             for _ in 0..<rounds {
                 consume(defaults.string(forKey: "s"))
                 consume(defaults.integer(forKey: "i"))
                 consume(defaults.double(forKey: "d"))
             }
-        }
-        let typed = Measure.nanosecondsPerOperation(operations: rounds * 3, repetitions: sizes.repetitions) {
+        } _: {
             for _ in 0..<rounds {
                 consume(prefs[s])
                 consume(prefs[i])
@@ -67,10 +66,9 @@ struct Workloads {
             store: UserDefaultsStore(defaults, domainName: suite, synchronizesEachWrite: false))
         let key = Preferences.Key<Int>("typed", default: 0)
         let n = sizes.writes
-        let plain = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
+        let (plain, typed) = Measure.sideBySide(operations: n, repetitions: sizes.repetitions) {
             for index in 0..<n { defaults.set(index, forKey: "plain") }
-        }
-        let typed = Measure.nanosecondsPerOperation(operations: n, repetitions: sizes.repetitions) {
+        } _: {
             for index in 0..<n { prefs[key] = index }
         }
         defaults.removePersistentDomain(forName: suite)
