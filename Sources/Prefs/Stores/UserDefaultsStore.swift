@@ -164,7 +164,11 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// Stores or removes one value, durably on Linux.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
-        try transaction { $0[key] = value }
+        // No transaction to run: no reader closures, no dictionary of writes.
+        try writeLock.withLock(during: "a write") { _ in
+            try value?.checkNesting()
+            try commit([(StoreKey(key), value)])
+        }
     }
 
     /// Every key of the persistent domain (or every visible key) and its value.
@@ -195,10 +199,17 @@ public final class UserDefaultsStore: PreferenceStore {
                 read: { [self] in storedValue(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
             let result = try body(&transaction)
             try PropertyListValue.checkNesting(of: transaction.writes)
-            let applied = try apply(transaction.writes.mapValues(\.newValue))
-            observers.publish(StoreChange(newValues: applied))
+            try commit(transaction.writes.map { ($0.key, $0.value.newValue) })
             return result
         }
+    }
+
+    /// Writes the values (holding the write lock) and tells observers, when there are any, what
+    /// was stored.
+    private func commit(_ writes: [(key: StoreKey, value: PropertyListValue?)]) throws {
+        let applied = try apply(writes)
+        guard observers.count > 0 else { return }
+        observers.publish(StoreChange(newValues: Dictionary(applied, uniquingKeysWith: { $1 })))
     }
 
     /// Calls `handler` with every change until the observation ends.
@@ -335,35 +346,36 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// Records this store's own writes as known before they are made, so that the announcement
     /// Foundation makes of them is not published a second time as a raw write.
-    private func recordAsKnown(_ objects: [StoreKey: PropertyListValue?]) {
+    private func recordAsKnown(_ objects: [(key: StoreKey, value: PropertyListValue?)]) {
         knownDomain.withLock { known in
             guard known != nil else { return }
             for (key, value) in objects { known?[key] = value }
         }
     }
 
-    /// Writes the values and returns them as stored.
-    private func apply(_ writes: [StoreKey: PropertyListValue?]) throws -> [StoreKey: PropertyListValue?] {
+    /// Writes the values (each key once) and returns them as stored.
+    private func apply(
+        _ writes: [(key: StoreKey, value: PropertyListValue?)]
+    ) throws -> [(key: StoreKey, value: PropertyListValue?)] {
         guard !writes.isEmpty else { return writes }
-        try checkSpelling(of: writes.keys)
+        try checkSpelling(of: writes.lazy.map(\.key))
         #if canImport(Darwin)
             recordAsKnown(writes)
-            write(writes.mapValues { $0?.foundationObject })
+            write(writes.map { ($0.key, $0.value?.foundationObject) })
         #else
-            let writes = writes.mapValues { $0.map(Self.wholeSeconds) }
+            let writes = writes.map { (key: $0.key, value: $0.value.map(Self.wholeSeconds)) }
             recordAsKnown(writes)
             // Foundation on Linux keeps writes in memory until `synchronize()`; when that fails,
             // put the old values back so memory and disk agree and nothing half-written remains.
             let previous =
-                synchronizesEachWrite
-                ? Dictionary(uniqueKeysWithValues: writes.keys.map { ($0, defaults.object(forKey: $0.name)) })
-                : [:]
-            write(writes.mapValues { $0?.foundationObject })
+                synchronizesEachWrite ? writes.map { ($0.key, defaults.object(forKey: $0.key.name)) } : []
+            write(writes.map { ($0.key, $0.value?.foundationObject) })
             if synchronizesEachWrite && !defaults.synchronize() {
                 write(previous)
-                recordAsKnown(previous.mapValues { $0.flatMap(PropertyListValue.init(foundationObject:)) })
+                recordAsKnown(
+                    previous.map { ($0.0, $0.1.flatMap(PropertyListValue.init(foundationObject:))) })
                 throw UserDefaultsStoreError(
-                    kind: .writeFailed, suite: domainName, keys: writes.keys.sorted().map(\.name))
+                    kind: .writeFailed, suite: domainName, keys: writes.map(\.key).sorted().map(\.name))
             }
         #endif
         return writes
@@ -379,7 +391,7 @@ public final class UserDefaultsStore: PreferenceStore {
         }
     }
 
-    private func write(_ objects: [StoreKey: Any?]) {
+    private func write(_ objects: [(StoreKey, Any?)]) {
         for (key, object) in objects {
             if let object {
                 defaults.set(object, forKey: key.name)
