@@ -19,17 +19,26 @@ enum Measure {
     }
 
     /// Nanoseconds per operation of two loops compared with each other, their repetitions taken
-    /// in turns (a, b, a, b, …) so that a slower stretch of the machine weighs on both: the
-    /// medians of each, after one warm-up run of each.
+    /// in turns, each going first every other round (a b, b a, a b, …), so that neither a slower
+    /// stretch of the machine nor running second weighs on one alone: the medians of each,
+    /// after one warm-up run of each.
     static func sideBySide(
         operations: Int, repetitions: Int, _ first: () -> Void, _ second: () -> Void
     ) -> (first: Double, second: Double) {
         first()
         second()
         var samples: ([Double], [Double]) = ([], [])
-        for _ in 0..<max(repetitions, 5) {
-            samples.0.append(ContinuousClock().measure(first).nanoseconds / Double(operations))
-            samples.1.append(ContinuousClock().measure(second).nanoseconds / Double(operations))
+        func time(_ body: () -> Void) -> Double {
+            ContinuousClock().measure(body).nanoseconds / Double(operations)
+        }
+        for round in 0..<max(repetitions, 6) {
+            if round % 2 == 0 {
+                samples.0.append(time(first))
+                samples.1.append(time(second))
+            } else {
+                samples.1.append(time(second))
+                samples.0.append(time(first))
+            }
         }
         return (median(samples.0), median(samples.1))
     }
