@@ -118,7 +118,8 @@ enum ChildMode: String {
 
     /// `growth KEYS`: the write-growth workload alone; `fill PATH N`: N keys in one transaction,
     /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
-    /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys.
+    /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys;
+    /// `read-string PATH N`: typed reads of a short string.
     private static func profile(_ a: [String]) throws {
         let count = Int(a.count > 2 ? a[2] : "") ?? 1_000_000
         switch a[0] {
@@ -140,6 +141,12 @@ enum ChildMode: String {
                 try store.setValue(value, forKey: "k\((index * 7_919) % 10_000)")
             }
             print("\(nanoseconds) ns per 1 KB write")
+        case "read-string":
+            let store = try SQLiteStore(path: a[1])
+            try store.setValue(.string("dark"), forKey: "theme")
+            let prefs = Preferences(store: store)
+            let key = Preferences.Key<String>("theme", default: "")
+            print("\(timed(count) { _ in consume(prefs[key]) }) ns per read of a short string")
         default:
             let prefs = Preferences(store: try SQLiteStore(path: a[1]))
             let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }

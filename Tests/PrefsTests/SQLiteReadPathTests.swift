@@ -45,7 +45,9 @@ import Testing
 
     /// Issue "Ahead of MMKV", item 2: a string of at most 15 UTF-8 bytes is kept in its slot and
     /// read back exactly, multi-byte characters included; a longer one is left to the cache.
-    @Test(arguments: ["", "a", "dark", "élan 🌍 ok", String(repeating: "x", count: 15)])
+    @Test(arguments: [
+        "", "a", "dark", "élan 🌍 ok", String(repeating: "x", count: 15), ReadSlotsTestStrings.withStorage,
+    ])
     func shortStringsAreReadFromTheirSlots(text: String) {
         let slots = ReadSlots()
         var name = "theme"
@@ -53,12 +55,23 @@ import Testing
             let hash = KeyTable.hash(key, seed: slots.seed)
             slots.fill(hash: hash, key: key, value: .string(text), position: 3)
             #expect(slots.value(hash: hash, key: key, journalSequence: 3) == .some(.string(text)))
+            // A small string's own words only: a string with storage is kept as its bytes.
+            #expect(
+                slots.keepsSmallStringWords(hash: hash)
+                    == (ReadSlots.smallStringWordsAreKnown && text != ReadSlotsTestStrings.withStorage))
             #expect(
                 slots.value(hash: hash, key: key, journalSequence: 4) == nil, "not older than the journal")
             let long = String(repeating: "y", count: 16)
             slots.fill(hash: hash, key: key, value: .string(long), position: 5)
             #expect(slots.value(hash: hash, key: key, journalSequence: 5) == nil, "the cache answers")
         }
+    }
+
+    /// On 64-bit platforms a short string's slot keeps the small string's own words (read back
+    /// with nothing to validate): the layout probe must recognise this platform's `String`, or
+    /// the short-string read would quietly take the slower path.
+    @Test func theSmallStringLayoutIsRecognisedOn64BitPlatforms() {
+        #expect(ReadSlots.smallStringWordsAreKnown == (MemoryLayout<Int>.size == 8))
     }
 
     /// A key's bytes as words: every length and offset, against assembling them byte by byte.
@@ -281,5 +294,16 @@ import Testing
         #expect(failures.isEmpty, "\(failures)")
         #expect(store.value(forKey: "n") == .integer(Int64(writes - 1)))
         #expect(store.value(forKey: "comes-and-goes") == nil)
+    }
+}
+
+/// Strings for the read slots' tests.
+enum ReadSlotsTestStrings {
+    /// A short string with storage of its own (not a small string): its slot keeps its bytes.
+    static var withStorage: String {
+        var text = String()
+        text.reserveCapacity(64)
+        text += "stored"
+        return text
     }
 }

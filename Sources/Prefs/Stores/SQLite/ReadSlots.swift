@@ -9,8 +9,16 @@ import Foundation
 /// a sequence lock over a few words: the key (up to 40 UTF-8 bytes, compared exactly), its hash,
 /// the value's kind and bits, and the journal sequence number the cache was at when the slot was
 /// filled. Only values without references fit (nothing to retain, so nothing a writer could free
-/// under a reader): `bool`, `integer`, `double`, `date`, a string of at most 15 UTF-8 bytes (kept
-/// as its bytes; read back as a small string, which Swift stores inline), and "no value".
+/// under a reader): `bool`, `integer`, `double`, `date`, a string of at most 15 UTF-8 bytes, and
+/// "no value".
+///
+/// A short string is kept as the two words of the small string Swift makes of it (which hold its
+/// bytes and length inline, and no reference), so a read hands back those very words with
+/// nothing to check or copy: the bytes were valid UTF-8 when the slot was filled. This relies on
+/// the layout of `String` on 64-bit platforms (part of the ABI on Apple platforms), checked once
+/// per process by ``smallStringWordsAreKnown``, and on each fill: only a string whose words say
+/// "immortal small string" is kept so. Otherwise (32-bit platforms, a string with storage of its
+/// own) the slot keeps the string's bytes and a read rebuilds it, validating them again.
 ///
 /// Invariants (every write to a slot holds the cache's lock):
 ///
@@ -59,6 +67,30 @@ final class ReadSlots: @unchecked Sendable {
     private enum Kind: UInt64 {
         case empty = 0
         case missing, bool, integer, double, date, string
+        /// A small string's own two words.
+        case smallString
+    }
+
+    /// Whether `String` lays out a small string as this type expects: two little-endian words,
+    /// the UTF-8 bytes from the first byte on, and the top byte of the second word holding the
+    /// flags "immortal" (bit 7) and "small" (bit 5) and the length (bits 0–3), while a string
+    /// with storage of its own is not immortal. Probed once per process.
+    static let smallStringWordsAreKnown: Bool = {
+        guard MemoryLayout<String>.size == 16, MemoryLayout<Int>.size == 8, UInt64(1).littleEndian == 1 else {
+            return false
+        }
+        let small = String(decoding: [0x61, 0x62, 0xC3, 0xA9], as: UTF8.self)  // "abé"
+        let words = unsafeBitCast(small, to: (UInt64, UInt64).self)
+        let stored = String(repeating: "x", count: 40)
+        return isImmortalSmall(words, count: 4) && words.0 == 0xA9C3_6261
+            && unsafeBitCast(stored, to: (UInt64, UInt64).self).1 >> 63 == 0
+            && unsafeBitCast(words, to: String.self) == "ab\u{E9}"
+    }()
+
+    /// Whether a string's two words are those of an immortal small string of `count` bytes.
+    private static func isImmortalSmall(_ words: (UInt64, UInt64), count: Int) -> Bool {
+        let top = words.1 >> 56
+        return top & 0xA0 == 0xA0 && Int(top & 0x0F) == count
     }
 
     init() {
@@ -86,10 +118,12 @@ final class ReadSlots: @unchecked Sendable {
         let bits = prefs_atomic_load64_relaxed(slot + Self.bitsWord)
         // The string's second word only for a string: a number's read stays as short as it was.
         let more =
-            shape & 0xFF == Kind.string.rawValue ? prefs_atomic_load64_relaxed(slot + Self.stringWord) : 0
+            shape & 0xFF >= Kind.string.rawValue ? prefs_atomic_load64_relaxed(slot + Self.stringWord) : 0
         prefs_atomic_fence_acquire()
         guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
         switch shape & 0xFF {
+        // Words a fill took from an immortal small string (checked there): that string again.
+        case Kind.smallString.rawValue: return .string(unsafeBitCast((bits, more), to: String.self))
         case Kind.string.rawValue: return .string(Self.string(bits, more, count: Int(shape >> 16 & 0xFF)))
         case Kind.missing.rawValue: return .some(nil)
         case Kind.bool.rawValue: return .bool(bits != 0)
@@ -113,13 +147,12 @@ final class ReadSlots: @unchecked Sendable {
         case .double(let number): (kind, bits) = (.double, number.bitPattern)
         case .date(let date): (kind, bits) = (.date, date.timeIntervalSinceReferenceDate.bitPattern)
         case .string(let text):
-            var text = text
-            guard let words = text.withUTF8({ Self.stringWords($0) }) else { return }
+            guard let (words, kind) = Self.stringWords(text) else { return }
             let slot = self.slot(hash)
             write(slot) {
                 fillKey(
                     slot, hash: hash, key: key, position: position,
-                    shape: UInt64(words.count) << 16 | Kind.string.rawValue)
+                    shape: UInt64(words.count) << 16 | kind.rawValue)
                 prefs_atomic_store64_relaxed(slot + Self.bitsWord, words.first)
                 prefs_atomic_store64_relaxed(slot + Self.stringWord, words.second)
             }
@@ -146,13 +179,22 @@ final class ReadSlots: @unchecked Sendable {
         }
     }
 
-    /// A short string's UTF-8 in two words, with its length; `nil` when it is too long.
-    private static func stringWords(_ bytes: UnsafeBufferPointer<UInt8>) -> (
-        first: UInt64, second: UInt64, count: Int
+    /// A short string as two words: its own, when it is an immortal small string; else its UTF-8
+    /// bytes. `nil` when it is too long.
+    private static func stringWords(_ text: String) -> (
+        words: (first: UInt64, second: UInt64, count: Int), kind: Kind
     )? {
-        guard bytes.count <= maximumStringLength else { return nil }
-        let raw = UnsafeRawBufferPointer(bytes)
-        return (KeyTable.word(raw, from: 0), KeyTable.word(raw, from: 8), bytes.count)
+        var text = text
+        let count = text.utf8.count
+        guard count <= maximumStringLength else { return nil }
+        if smallStringWordsAreKnown {
+            let own = unsafeBitCast(text, to: (UInt64, UInt64).self)
+            if isImmortalSmall(own, count: count) { return ((own.0, own.1, count), .smallString) }
+        }
+        return text.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            return ((KeyTable.word(raw, from: 0), KeyTable.word(raw, from: 8), count), .string)
+        }
     }
 
     /// The string whose UTF-8 is the first `count` bytes of two words (little-endian).
@@ -164,6 +206,11 @@ final class ReadSlots: @unchecked Sendable {
                 decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]).bindMemory(to: UInt8.self),
                 as: UTF8.self)
         }
+    }
+
+    /// Whether the slot for this hash keeps a small string's own words (for tests).
+    func keepsSmallStringWords(hash: UInt64) -> Bool {
+        prefs_atomic_load64_relaxed(slot(hash) + Self.shapeWord) & 0xFF == Kind.smallString.rawValue
     }
 
     /// Empties the slot a key with this hash maps to (holding the cache's lock).
