@@ -71,10 +71,11 @@ final class ReadSlots: @unchecked Sendable {
         case smallString
     }
 
-    /// Whether `String` lays out a small string as this type expects: two little-endian words,
-    /// the UTF-8 bytes from the first byte on, and the top byte of the second word holding the
-    /// flags "immortal" (bit 7) and "small" (bit 5) and the length (bits 0–3), while a string
-    /// with storage of its own is not immortal. Probed once per process.
+    /// Whether `String` lays out a small string as this type expects (probed once per process).
+    ///
+    /// Expected: two little-endian words, the UTF-8 bytes from the first byte on, and the top
+    /// byte of the second word holding the flags "immortal" (bit 7) and "small" (bit 5) and the
+    /// length (bits 0–3), while a string with storage of its own is not immortal.
     static let smallStringWordsAreKnown: Bool = {
         guard MemoryLayout<String>.size == 16, MemoryLayout<Int>.size == 8, UInt64(1).littleEndian == 1 else {
             return false
@@ -179,8 +180,9 @@ final class ReadSlots: @unchecked Sendable {
         }
     }
 
-    /// A short string as two words: its own, when it is an immortal small string; else its UTF-8
-    /// bytes. `nil` when it is too long.
+    /// A short string as two words, or `nil` when it is too long.
+    ///
+    /// Its own words when it is an immortal small string; else its UTF-8 bytes.
     private static func stringWords(_ text: String) -> (
         words: (first: UInt64, second: UInt64, count: Int), kind: Kind
     )? {
