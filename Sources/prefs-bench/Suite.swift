@@ -120,7 +120,7 @@ enum Suite {
                 key: "sqlite_write_vs_raw_sqlite",
                 what:
                     "write through SQLiteStore (safe against kill -9, checkpoints included) ÷ raw C-API upsert committed alone (WAL, synchronous=NORMAL), 100 keys; baseline in ns",
-                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: .atMost(0.10))
+                baseline: writes.raw, value: writes.prefs / writes.raw, unit: "ratio", goal: .atMost(0.05))
         ]
     }
 
