@@ -97,6 +97,10 @@ static inline void prefs_atomic_fence_release(void) { __atomic_thread_fence(__AT
 /// A full memory fence.
 void prefs_atomic_fence(void);
 
+/// Asks the processor to bring the cache line at `address` in, for writing, without waiting
+/// for it (a hint: never faults, whatever the address).
+static inline void prefs_prefetch_for_write(const void *address) { __builtin_prefetch(address, 1, 3); }
+
 /// Copies bytes that another process may be overwriting at the same moment (a reader checks
 /// afterwards, by the journal's generation, whether they were stable). Not instrumented by
 /// ThreadSanitizer: the race is the design, and the check after it makes it safe.

@@ -1,3 +1,5 @@
+import CPrefsShared
+
 /// The values of a store's cache by key: a hash table built for the read path and for opening
 /// a large store.
 ///
@@ -86,23 +88,49 @@ struct KeyTable: Sendable {
             guard let slot = slot(of: key, tag: tag(key)) else { return nil }
             return decoded(entries[Self.index(slots[slot])].value)
         }
-        set {
-            let hash = Self.hash(key.name, seed: seed)
-            readSlots?.invalidate(hash: hash)
-            let tag = UInt32(truncatingIfNeeded: hash >> 32)
-            if let slot = slot(of: key, tag: tag) {
-                let index = Self.index(slots[slot])
-                forget(entries[index].value, at: index)
-                if let newValue {
-                    entries[index].value = .value(newValue)
-                } else {
-                    remove(at: slot)
-                }
-            } else if let newValue {
-                insert(Entry(key: key, value: .value(newValue)), tag: tag)
+        set { set(newValue, for: key, hash: Self.hash(key.name, seed: seed)) }
+    }
+
+    /// Sets the value under `key`, given its ``hash(_:seed:)`` (a write computes it once).
+    mutating func set(_ value: PropertyListValue?, for key: StoreKey, hash: UInt64) {
+        readSlots?.invalidate(hash: hash)
+        let tag = UInt32(truncatingIfNeeded: hash >> 32)
+        if let slot = slot(of: key, tag: tag) {
+            let index = Self.index(slots[slot])
+            forget(entries[index].value, at: index)
+            if let value {
+                entries[index].value = .value(value)
+            } else {
+                remove(at: slot)
             }
+        } else if let value {
+            insert(Entry(key: key, value: .value(value)), tag: tag)
         }
     }
+
+    /// Starts bringing into the processor's caches what a write of the key with this hash will
+    /// touch, in two steps taken well before the write: its slot, then (once the slot is there)
+    /// the entry a slot with the key's tag points at.
+    ///
+    /// In a large table both are cache misses, one after the other (the slot says where the
+    /// entry is); fetched during the write's other work (the file check, the journal's lock,
+    /// encoding and appending the record), a write costs about what it does in a small table.
+    /// Only hints: nothing is read that the lookup itself would not read.
+    func prefetch(hash: UInt64, step: PrefetchStep) {
+        let bucket = Int(truncatingIfNeeded: hash >> 32) & (slots.count - 1)
+        switch step {
+        case .slot:
+            slots.withUnsafeBufferPointer { prefs_prefetch_for_write($0.baseAddress! + bucket) }
+        case .entry:
+            let slot = slots[bucket]
+            guard slot != 0, UInt32(truncatingIfNeeded: slot >> 32) == UInt32(truncatingIfNeeded: hash >> 32)
+            else { return }
+            entries.withUnsafeBufferPointer { prefs_prefetch_for_write($0.baseAddress! + Self.index(slot)) }
+        }
+    }
+
+    /// The two steps of ``prefetch(hash:step:)``.
+    enum PrefetchStep { case slot, entry }
 
     /// The value under `key`, decoding it (once) if it is still in its stored encoding.
     @inline(__always)

@@ -124,8 +124,11 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Stores or removes one value: a write without a transaction to run.
+    ///
+    /// The key's place in the cache's table is fetched into the processor's caches while the
+    /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
-        try commit { (.one(key, value), ()) }
+        try commit(keyHash: KeyTable.hash(key.name, seed: KeyTable.processSeed)) { (.one(key, value), ()) }
     }
 
     /// What one write changes: one key (no dictionary to build), or a transaction's writes.
@@ -170,12 +173,15 @@ final class SQLiteStoreCore: Sendable {
 
     /// Runs `produce` holding the journal's lock on a current cache, and appends the writes it
     /// returns as one record.
+    ///
+    /// `keyHash` is the hash of the one key a write will change, when it is known beforehand.
     private func commit<Result>(
-        _ produce: () throws -> (writes: Writes, result: Result)
+        keyHash: UInt64? = nil, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
+        if let keyHash { cache.withLock { $0.values.prefetch(hash: keyHash, step: .slot) } }
         if journal.usedBytes > Self.journalLimit { try checkpointer.checkpoint() }
         return try withWriter { lastFullCheck in
             try fileCheck.verify(lastFullCheck: &lastFullCheck)
@@ -192,7 +198,7 @@ final class SQLiteStoreCore: Sendable {
                     try catchUpFromSQLite()
                 }
                 let outcome = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
-                    try commitHoldingLock(journal, locked, produce)
+                    try commitHoldingLock(journal, locked, keyHash: keyHash, produce)
                 }
                 if let (result, wake, written) = outcome {
                     if wake { journal.wakeWatchers() }
@@ -224,11 +230,12 @@ final class SQLiteStoreCore: Sendable {
     /// The write itself; `nil` when the cache fell behind what the journal holds (a checkpoint
     /// ran meanwhile), to catch up from SQLite and try again.
     private func commitHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.LockHeld,
+        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?,
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> (Result, wake: Bool, written: Range<Int>?)? {
         var outcome = cache.withLock { cache in
-            cache.position.sequence >= journal.sequence ? .caughtUp : self.cache.catchUp(&cache)
+            if let keyHash { cache.values.prefetch(hash: keyHash, step: .entry) }
+            return cache.position.sequence >= journal.sequence ? .caughtUp : self.cache.catchUp(&cache)
         }
         if outcome == .damaged {
             // Cut now: a record appended after the damage would be out of every reader's reach.
@@ -249,7 +256,11 @@ final class SQLiteStoreCore: Sendable {
             // Appended holding the cache: a look at the journal from this process never finds
             // this record before the cache has it (it would apply and announce it twice).
             let end = try journal.append(record, locked: locked)
-            writes.each { key, value in cache.values[key] = value }
+            if let keyHash, case .one(let key, let value) = writes {
+                cache.values.set(value, for: key, hash: keyHash)
+            } else {
+                writes.each { key, value in cache.values[key] = value }
+            }
             cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
             // Published holding the journal's lock: observers hear in the order of the records.
             if observers.count > 0 { observers.publish(writes.change) }
