@@ -371,8 +371,31 @@ int prefs_lock_is_sane(const void *memory) {
 }
 
 #if defined(__linux__)
+/// How many times a writer looks at a held journal lock before it sleeps in the kernel.
+///
+/// A holder keeps the lock for about a microsecond (one record appended). Sleeping on it and being
+/// woken by the holder's unlock costs several system calls and a trip through the scheduler, during
+/// which the holder often takes the lock again. Four processes writing one store finished about a
+/// fifth sooner here with 200 looks (a few microseconds) than with none.
+enum { NATIVE_LOCK_SPINS = 200 };
+
 static int native_lock_acquire(pthread_mutex_t *mutex, int64_t timeout_ms) {
     int result = pthread_mutex_trylock(mutex);
+    for (int spin = 0; result == EBUSY && spin < NATIVE_LOCK_SPINS; spin++) {
+#if defined(__GLIBC__)
+        // Watched without writing (a failed trylock writes the lock's cache line, slowing the
+        // holder), and tried again only once it looks free.
+        if (__atomic_load_n(&mutex->__data.__lock, __ATOMIC_RELAXED) != 0) {
+#if defined(__x86_64__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            __asm__ __volatile__("yield");
+#endif
+            continue;
+        }
+#endif
+        result = pthread_mutex_trylock(mutex);
+    }
     if (result == EBUSY) {
         struct timespec deadline = deadline_after(timeout_ms);
         result = pthread_mutex_timedlock(mutex, &deadline);
