@@ -18,6 +18,10 @@ enum Measure {
         return median(samples)
     }
 
+    /// How many turns of each loop ``sideBySide(operations:repetitions:_:_:)`` callers take
+    /// per repetition of the other figures (with as many operations in all).
+    static let turnsPerRepetition = 5
+
     /// Nanoseconds per operation of two loops compared with each other, their repetitions taken
     /// in turns, each going first every other round (a b, b a, a b, …), so that neither a slower
     /// stretch of the machine nor running second weighs on one alone: the medians of each,

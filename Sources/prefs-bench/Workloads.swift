@@ -40,8 +40,12 @@ struct Workloads {
             Preferences.Key<String>("s", default: ""), Preferences.Key<Int>("i", default: 0),
             Preferences.Key<Double>("d", default: 0)
         )
-        let rounds = sizes.reads / 3
-        let (plain, typed) = Measure.sideBySide(operations: rounds * 3, repetitions: sizes.repetitions) {
+        // Many short turns rather than a few long ones: a slow stretch of this shared machine
+        // lasts seconds, and a turn of each within it weighs on both alike.
+        let rounds = sizes.reads / 3 / Measure.turnsPerRepetition
+        let (plain, typed) = Measure.sideBySide(
+            operations: rounds * 3, repetitions: sizes.repetitions * Measure.turnsPerRepetition
+        ) {
             for _ in 0..<rounds {
                 consume(defaults.string(forKey: "s"))
                 consume(defaults.integer(forKey: "i"))
@@ -65,8 +69,10 @@ struct Workloads {
         let prefs = Preferences(
             store: UserDefaultsStore(defaults, domainName: suite, synchronizesEachWrite: false))
         let key = Preferences.Key<Int>("typed", default: 0)
-        let n = sizes.writes
-        let (plain, typed) = Measure.sideBySide(operations: n, repetitions: sizes.repetitions) {
+        let n = sizes.writes / Measure.turnsPerRepetition
+        let (plain, typed) = Measure.sideBySide(
+            operations: n, repetitions: sizes.repetitions * Measure.turnsPerRepetition
+        ) {
             for index in 0..<n { defaults.set(index, forKey: "plain") }
         } _: {
             for index in 0..<n { prefs[key] = index }
