@@ -43,7 +43,7 @@ extension Preferences {
         }
         // Apple's Foundation answers an `NSNumber`. A native `Bool` is a boolean whatever
         // `NSNumber` it bridges to (as the general path reads it).
-        guard let number = object as? NSNumber, type(of: object) != Bool.self || Value.self == Bool.self
+        guard let number = object as? NSNumber, found != Bool.self || Value.self == Bool.self
         else {
             return nil
         }

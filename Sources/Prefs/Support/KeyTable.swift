@@ -117,7 +117,7 @@ struct KeyTable: Sendable {
     /// encoding and appending the record), a write costs about what it does in a small table.
     /// Only hints: nothing is read that the lookup itself would not read.
     func prefetch(hash: UInt64, step: PrefetchStep) {
-        let bucket = Int(truncatingIfNeeded: hash >> 32) & (slots.count - 1)
+        let bucket = Self.bucket(hash, mask: slots.count - 1)  // a slot's upper half is its hash's
         switch step {
         case .slot:
             slots.withUnsafeBufferPointer { prefs_prefetch_for_write($0.baseAddress! + bucket) }
