@@ -331,9 +331,15 @@ func integrityCheck(_ path: String) throws -> String {
 
         func makeReadOnly() throws {
             if isMount {
-                guard try Self.shell("mount", "-o", "remount,ro", url.path) == 0 else {
-                    throw TestFailure("remount ro failed")
+                // The kernel refuses while any file on it is open for writing; a process another
+                // test starts at that moment can hold a descriptor briefly (seen once in CI), so
+                // a refusal is retried for up to 2 s and then reported with mount's own words.
+                var result = try Self.run("mount", "-o", "remount,ro", url.path)
+                for _ in 0..<40 where result.status != 0 {
+                    usleep(50_000)
+                    result = try Self.run("mount", "-o", "remount,ro", url.path)
                 }
+                guard result.status == 0 else { throw TestFailure("remount ro failed: \(result.stderr)") }
             } else {
                 for item in try FileManager.default.contentsOfDirectory(atPath: url.path) {
                     try FileManager.default.setAttributes(
@@ -364,6 +370,10 @@ func integrityCheck(_ path: String) throws -> String {
 
         static func shell(_ arguments: String...) throws -> Int32 {
             try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments).status
+        }
+
+        static func run(_ arguments: String...) throws -> ChildOutput {
+            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
         }
     }
 #endif
