@@ -3,28 +3,46 @@ import Dispatch
 import Foundation
 
 /// Whether the store's file is still the one at its path, checked before every write as cheaply
-/// as the platform allows, so that no write is acknowledged after the file was deleted or
-/// replaced.
+/// as the platform allows, so that no write is acknowledged after the file was deleted, replaced
+/// or moved away.
 ///
 /// ```swift
 /// let check = OpenedFileCheck(path: path, opened: FileIdentity(path: path))
-/// try check.verify(lastFullCheck: &lastCheck)
+/// var looks = OpenedFileCheck.Looks()
+/// try check.verify(&looks)
 /// ```
 ///
-/// - **Linux**: an `O_PATH` descriptor of the file, and `fstat` on it before each write: the
-///   file's link count drops to zero when it is deleted or another file is moved over its path
-///   (no path walk, about half the cost of `stat`). An `O_PATH` descriptor takes no part in
-///   SQLite's POSIX locks, so closing it cannot release them. The rarer case of the file moved
-///   away and another put in its place keeps its links: a `stat` of the path finds it, at most
-///   once a millisecond.
+/// - **Linux**: an `O_PATH` descriptor of the file, watched through the process's
+///   ``FileEvents``: the kernel queues an event while the file is deleted, moved, or has
+///   another file moved over its path, so an empty queue (one `ioctl`) says the file is where it
+///   was. After any event, `fstat` of the descriptor (a link count of zero: deleted or replaced)
+///   and a `stat` of the path (another file there, or none). Where the file cannot be watched,
+///   the `fstat` runs before every write. An `O_PATH` descriptor takes no part in SQLite's POSIX
+///   locks, so closing it cannot release them. A folder above the file renamed raises no event
+///   on the file: the path is also looked up once per tick of the kernel's coarse clock (every
+///   1–4 ms) while writes go on.
 /// - **Elsewhere**: `stat` of the path before each write, comparing device and inode.
 package final class OpenedFileCheck: Sendable {
     let path: String
     let opened: FileIdentity?
     /// The `O_PATH` descriptor (Linux), or -1.
     private let descriptor: Int32
+    /// The queue that watches the descriptor's file, and its watch; `nil` when not watched.
+    private let events: (queue: FileEvents, watch: Int32)?
 
-    package init(path: String, opened: FileIdentity?) {
+    /// What the checks of one store remember between writes (kept under its writer lock).
+    package struct Looks: Sendable {
+        /// When the path was last looked up (nanoseconds of a monotonic clock).
+        var pathLookedUp: UInt64 = 0
+        /// The ``FileEvents`` mark of the last check that looked at the file; `nil` before one.
+        var eventsMark: UInt64? = nil
+
+        package init() {}
+    }
+
+    /// A check of `path`, which names the file `opened` now; `watched: false` does without
+    /// ``FileEvents`` (as where the kernel refuses a watch).
+    package init(path: String, opened: FileIdentity?, watched: Bool = true) {
         self.path = path
         self.opened = opened
         #if os(Linux)
@@ -33,27 +51,63 @@ package final class OpenedFileCheck: Sendable {
             self.descriptor =
                 descriptor >= 0 && FileIdentity(descriptor: descriptor) == opened ? descriptor : -1
             if descriptor >= 0 && self.descriptor < 0 { close(descriptor) }
+            if watched, self.descriptor >= 0, let queue = FileEvents.shared,
+                let watch = queue.watch(self.descriptor)
+            {
+                events = (queue, watch)
+            } else {
+                events = nil
+            }
         #else
             descriptor = -1
+            events = nil
         #endif
     }
 
     deinit {
+        if let events { events.queue.unwatch(events.watch) }
         if descriptor >= 0 { close(descriptor) }
     }
 
+    /// Whether the kernel tells this check of changes to the file (else it looks every time).
+    package var isWatched: Bool { events != nil }
+
     /// Throws ``JournalError/Kind/replaced`` when the path no longer names the opened file.
-    ///
-    /// `lastFullCheck` is when the path was last looked up (nanoseconds of a monotonic clock).
-    package func verify(lastFullCheck: inout UInt64) throws {
+    package func verify(_ looks: inout Looks) throws {
         guard let opened else { return }
         if descriptor >= 0 {
-            var info = stat()
-            if fstat(descriptor, &info) == 0 && info.st_nlink == 0 { throw replaced(by: nil) }
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now &- lastFullCheck >= 1_000_000 else { return }
-            lastFullCheck = now
+            if let events, let mark = looks.eventsMark, events.queue.isQuiet(since: mark) {
+                // Nothing happened to any watched file since the last look at this one.
+            } else {
+                let mark = events?.queue.discardWaiting()
+                var info = stat()
+                if fstat(descriptor, &info) == 0 && info.st_nlink == 0 { throw replaced(by: nil) }
+                if let mark {
+                    // The event may have been a move: look the path up now, before trusting it.
+                    try verifyPath(opened)
+                    looks.eventsMark = mark
+                }
+            }
+            let now = Self.coarseNanoseconds()
+            guard now &- looks.pathLookedUp >= 1_000_000 else { return }
+            looks.pathLookedUp = now
         }
+        try verifyPath(opened)
+    }
+
+    /// A monotonic clock that ticks every 1–4 ms (Linux's coarse clock, a fifth of the precise
+    /// one's cost on every write): it only spaces out the backstop look-ups of the path.
+    private static func coarseNanoseconds() -> UInt64 {
+        #if os(Linux)
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+            return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+        #else
+            return DispatchTime.now().uptimeNanoseconds
+        #endif
+    }
+
+    private func verifyPath(_ opened: FileIdentity) throws {
         let found = FileIdentity(path: path)
         guard found != opened else { return }
         throw replaced(by: found)

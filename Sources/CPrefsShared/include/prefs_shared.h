@@ -263,6 +263,29 @@ int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor)
 /// SQLite's). Returns -1 with errno, and always -1 elsewhere.
 int prefs_open_path_only(const char *path);
 
+// MARK: - Events on a file
+
+/// Linux: a new queue of file events (inotify, non-blocking, closed on exec), or -1 with errno
+/// (and always -1 elsewhere).
+int prefs_file_events_open(void);
+
+/// Linux: adds to `queue` a watch of the very file `descriptor` is open on (an `O_PATH`
+/// descriptor will do; the watch is added through `/proc/self/fd`, so no path is looked up
+/// again), for the events that can take the file from its path: a link removed (`IN_ATTRIB`, as
+/// on every link-count change), the file moved, the file deleted. Returns the watch, or -1 with
+/// errno.
+int prefs_file_events_watch(int queue, int descriptor);
+
+/// Linux: removes a watch `prefs_file_events_watch` added. Returns 0, or -1 with errno.
+int prefs_file_events_unwatch(int queue, int watch);
+
+/// The bytes of events waiting in `queue` (0 when nothing happened since the last discard), or
+/// -1 with errno.
+int prefs_file_events_waiting(int queue);
+
+/// Reads and discards every event waiting in `queue`. Returns 0, or -1 with errno.
+int prefs_file_events_discard(int queue);
+
 // MARK: - A file cut short under its mapping
 
 /// Guards `length` bytes of a shared mapping from `start` against SIGBUS: when another process

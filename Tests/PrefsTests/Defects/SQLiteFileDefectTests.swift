@@ -41,6 +41,64 @@ import Testing
         #expect(store.value(forKey: "k") == .integer(1))
     }
 
+    @Test func aFileMovedAwayMakesTheNextWriteThrow() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        #expect(rename(path, path + ".moved") == 0)
+        // The very next write (it used to go on into the moved file for up to a millisecond).
+        #expect {
+            try store.setValue(.integer(2), forKey: "k")
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .replaced
+        }
+    }
+
+    @Test func aFileDeletedByAnotherProcessMakesTheNextWriteThrow() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        let remover = Process()
+        remover.executableURL = URL(fileURLWithPath: "/bin/rm")
+        remover.arguments = [path]
+        try remover.run()
+        remover.waitUntilExit()
+        #expect(remover.terminationStatus == 0)
+        #expect {
+            try store.setValue(.integer(2), forKey: "k")
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .replaced
+        }
+    }
+
+    /// Two stores of one file in a process share what watches it: the first one let go must
+    /// not leave the second one blind.
+    @Test func aStoreLetGoLeavesTheOtherStoreOfItsFileWatching() throws {
+        let path = TestFiles.uniquePath()
+        let kept = try SQLiteStore(path: path)
+        do {
+            let other = try SQLiteStore(path: path)
+            try other.setValue(.integer(1), forKey: "k")
+        }
+        try kept.setValue(.integer(2), forKey: "k")
+        try FileManager.default.removeItem(atPath: path)
+        #expect {
+            try kept.setValue(.integer(3), forKey: "k")
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .replaced
+        }
+    }
+
+    /// Other events on the file (its mode changed) send the check to the file once; writes go on.
+    @Test func aChangeOfTheFilesModeLeavesWritesGoing() throws {
+        let path = TestFiles.uniquePath()
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        #expect(chmod(path, 0o600) == 0)
+        for value in 2...5 { try store.setValue(.integer(Int64(value)), forKey: "k") }
+        #expect(store.value(forKey: "k") == .integer(5))
+    }
+
     /// The store is released, and its file closed, when the caller lets go of it, on the
     /// caller's thread, even with the refresh timer busy catching up with another writer.
     @Test func releasingTheStoreClosesTheFileAtOnce() throws {

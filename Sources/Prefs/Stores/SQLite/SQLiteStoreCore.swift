@@ -53,9 +53,9 @@ final class SQLiteStoreCore: Sendable {
     let options: SQLiteStore.Options
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
     let journal: Journal?
-    /// One write at a time per store among this process's threads; holds when the path was
-    /// last looked up (see ``OpenedFileCheck``).
-    private let writer: TransactionLock<UInt64>
+    /// One write at a time per store among this process's threads; holds what the file checks
+    /// remember between writes (see ``OpenedFileCheck``).
+    private let writer: TransactionLock<OpenedFileCheck.Looks>
     /// Asked before every write: is the file at the path still the one opened.
     let fileCheck: OpenedFileCheck
     let sqlite: StoreConnection
@@ -81,7 +81,7 @@ final class SQLiteStoreCore: Sendable {
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
         journal = opened.journal
-        writer = TransactionLock(0, store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
+        writer = TransactionLock(.init(), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)
         sqlite = StoreConnection(
             path: path, options: options, database: opened.database,
@@ -183,8 +183,8 @@ final class SQLiteStoreCore: Sendable {
         }
         if let keyHash { cache.withLock { $0.values.prefetch(hash: keyHash, step: .slot) } }
         if journal.usedBytes > Self.journalLimit { try checkpointer.checkpoint() }
-        return try withWriter { lastFullCheck in
-            try fileCheck.verify(lastFullCheck: &lastFullCheck)
+        return try withWriter { looks in
+            try fileCheck.verify(&looks)
             // Each pass that finds the cache behind the journal reads SQLite first. A checkpoint
             // of another process can drop records between that read and the journal's lock, but
             // it holds SQLite's write lock while it does, so it cannot do it every time; after
@@ -214,7 +214,7 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    func withWriter<Result>(_ body: (inout UInt64) throws -> Result) throws -> Result {
+    func withWriter<Result>(_ body: (inout OpenedFileCheck.Looks) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {

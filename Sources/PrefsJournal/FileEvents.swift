@@ -1,0 +1,76 @@
+import CPrefsShared
+import Synchronization
+
+/// The process's one queue of events on its stores' files (inotify, Linux): the kernel queues an
+/// event while it unlinks, renames over or moves a watched file, before that call returns, so a
+/// check that finds the queue empty knows nothing happened to any watched file since the queue
+/// was last emptied — for the price of one `ioctl`, less than the `fstat` it saves.
+///
+/// ```swift
+/// if let events = FileEvents.shared, let watch = events.watch(descriptor) {
+///     var mark = events.discardWaiting()  // then look at the file itself
+///     if events.isQuiet(since: mark) { /* nothing happened to it since */ }
+///     events.unwatch(watch)
+/// }
+/// ```
+///
+/// One queue serves every store of the process (the number of inotify instances a user may have
+/// is small, 128 by default): an event on any watched file sends every store's next check to the
+/// file itself once. Emptying the queue counts as a change for every check made before it, which
+/// ``isQuiet(since:)`` sees through ``discards``: it is odd while events are being read and
+/// discarded, and moves on by two each time.
+package final class FileEvents: Sendable {
+    /// The queue, or `nil` where there is none (not Linux, or inotify refused).
+    package static let shared: FileEvents? = FileEvents()
+
+    private let queue: Int32
+    private let discards = Atomic<UInt64>(0)
+    /// How many checks use each watch: two stores of one file in a process share its watch
+    /// (the kernel gives the same one for the same file), and only the last one removes it.
+    private let users = Locked<[Int32: Int]>([:])
+
+    /// A queue of its own (the library uses ``shared``); `nil` where there is none.
+    package init?() {
+        queue = prefs_file_events_open()
+        guard queue >= 0 else { return nil }
+    }
+
+    /// Watches the file `descriptor` is open on; `nil` when the kernel refuses (no `/proc`, or
+    /// the user's watches are used up), and the caller looks at the file itself every time.
+    package func watch(_ descriptor: Int32) -> Int32? {
+        let watch = prefs_file_events_watch(queue, descriptor)
+        guard watch >= 0 else { return nil }
+        users.withLock { $0[watch, default: 0] += 1 }
+        return watch
+    }
+
+    /// Stops watching for one of the checks that asked for `watch`.
+    package func unwatch(_ watch: Int32) {
+        users.withLock { users in
+            let remaining = (users[watch] ?? 1) - 1
+            users[watch] = remaining > 0 ? remaining : nil
+            // Removing it queues an event of its own (`IN_IGNORED`): every store looks once.
+            if remaining == 0 { _ = prefs_file_events_unwatch(queue, watch) }
+        }
+    }
+
+    /// True when no event was queued since the discard that returned `mark`.
+    ///
+    /// The queue is asked first, the count of discards after: a discard that took an event away
+    /// before the question was answered had begun before it (it changes ``discards`` before
+    /// reading, and the kernel's queue lock orders the two), so the count has moved.
+    package func isQuiet(since mark: UInt64) -> Bool {
+        prefs_file_events_waiting(queue) == 0 && discards.load(ordering: .acquiring) == mark
+    }
+
+    /// Discards every waiting event; returns the mark of a check that starts now, to be kept
+    /// only once that check has found the file where it was.
+    package func discardWaiting() -> UInt64 {
+        users.withLock { _ in
+            discards.add(1, ordering: .sequentiallyConsistent)
+            // A failure leaves events waiting: the next check looks at the file again.
+            _ = prefs_file_events_discard(queue)
+            return discards.add(1, ordering: .sequentiallyConsistent).newValue
+        }
+    }
+}
