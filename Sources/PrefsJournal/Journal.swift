@@ -37,35 +37,33 @@ package final class Journal: @unchecked Sendable {
         package static let headerSize = 4096
         // Every field's place comes from the C struct `prefs_journal_header` (`prefs_shared.h`),
         // whose assertions fix the layout; a test checks the design document's table against it.
-        static let versionOffset = offset(\.version)
-        static let counterOffset = offset(\.counter)
-        static let sleepersOffset = offset(\.sleepers)
-        static let writingOffset = offset(\.writing)
-        static let lockKindOffset = offset(\.lock_kind)
-        package static let sequenceOffset = offset(\.sequence)
-        static let writeOffsetOffset = offset(\.write_offset)
-        static let baseOffset = offset(\.base_sequence)
-        static let generationOffset = offset(\.generation)
-        static let fileSizeOffset = offset(\.file_size)
+        // Constants, not `static let`s: a write reads several, and a `static let` costs a call.
+        static var versionOffset: Int { Int(PREFS_JOURNAL_VERSION_OFFSET) }
+        static var counterOffset: Int { Int(PREFS_JOURNAL_COUNTER_OFFSET) }
+        static var sleepersOffset: Int { Int(PREFS_JOURNAL_SLEEPERS_OFFSET) }
+        static var writingOffset: Int { Int(PREFS_JOURNAL_WRITING_OFFSET) }
+        static var lockKindOffset: Int { Int(PREFS_JOURNAL_LOCK_KIND_OFFSET) }
+        package static var sequenceOffset: Int { Int(PREFS_JOURNAL_SEQUENCE_OFFSET) }
+        static var writeOffsetOffset: Int { Int(PREFS_JOURNAL_WRITE_OFFSET_OFFSET) }
+        static var baseOffset: Int { Int(PREFS_JOURNAL_BASE_SEQUENCE_OFFSET) }
+        static var generationOffset: Int { Int(PREFS_JOURNAL_GENERATION_OFFSET) }
+        static var fileSizeOffset: Int { Int(PREFS_JOURNAL_FILE_SIZE_OFFSET) }
         /// A move of records to the top in progress (zero when none is).
         ///
         /// Where they come from, how many bytes, the base sequence number it sets, and the
         /// checksum of the bytes moved. Written (and, where `.powerSafe` stores write, synced)
         /// before the copy starts, so a process killed or a power loss while copying leaves
         /// enough for the next holder to finish it.
-        static let moveFromOffset = offset(\.move_from)
-        static let moveLengthOffset = offset(\.move_length)
-        static let moveBaseOffset = offset(\.move_base)
-        static let moveChecksumOffset = offset(\.move_checksum)
-        static let powerSafeWritersOffset = offset(\.power_safe_writers)
-        static let databaseIDOffset = offset(\.database_id)
-        static let lockOffset = offset(\.lock)
+        static var moveFromOffset: Int { Int(PREFS_JOURNAL_MOVE_FROM_OFFSET) }
+        static var moveLengthOffset: Int { Int(PREFS_JOURNAL_MOVE_LENGTH_OFFSET) }
+        static var moveBaseOffset: Int { Int(PREFS_JOURNAL_MOVE_BASE_OFFSET) }
+        static var moveChecksumOffset: Int { Int(PREFS_JOURNAL_MOVE_CHECKSUM_OFFSET) }
+        static var powerSafeWritersOffset: Int { Int(PREFS_JOURNAL_POWER_SAFE_WRITERS_OFFSET) }
+        static var databaseIDOffset: Int { Int(PREFS_JOURNAL_DATABASE_ID_OFFSET) }
+        static var lockOffset: Int { Int(PREFS_JOURNAL_LOCK_OFFSET) }
         /// The bytes of the header that hold fields (the rest of its page is zeros).
         static let fieldsSize = MemoryLayout<prefs_journal_header>.size
 
-        private static func offset<Field>(_ field: KeyPath<prefs_journal_header, Field>) -> Int {
-            MemoryLayout<prefs_journal_header>.offset(of: field)!
-        }
         /// The address space reserved for the mapping: the most the journal can hold at once.
         ///
         /// Address space only; pages are used as records fill them. Mobile systems give a process

@@ -166,6 +166,28 @@ _Static_assert(offsetof(prefs_journal_header, database_id) == 104, "database_id"
 _Static_assert(offsetof(prefs_journal_header, lock) == 128, "lock");
 _Static_assert(sizeof(prefs_journal_header) == 256, "the header's fields fit in 256 bytes");
 
+/// Each field's offset, as constants Swift imports (`MemoryLayout.offset(of:)` is computed at
+/// run time, behind a once-only initialization every access would check).
+enum {
+    PREFS_JOURNAL_VERSION_OFFSET = offsetof(prefs_journal_header, version),
+    PREFS_JOURNAL_COUNTER_OFFSET = offsetof(prefs_journal_header, counter),
+    PREFS_JOURNAL_SLEEPERS_OFFSET = offsetof(prefs_journal_header, sleepers),
+    PREFS_JOURNAL_WRITING_OFFSET = offsetof(prefs_journal_header, writing),
+    PREFS_JOURNAL_LOCK_KIND_OFFSET = offsetof(prefs_journal_header, lock_kind),
+    PREFS_JOURNAL_SEQUENCE_OFFSET = offsetof(prefs_journal_header, sequence),
+    PREFS_JOURNAL_WRITE_OFFSET_OFFSET = offsetof(prefs_journal_header, write_offset),
+    PREFS_JOURNAL_BASE_SEQUENCE_OFFSET = offsetof(prefs_journal_header, base_sequence),
+    PREFS_JOURNAL_GENERATION_OFFSET = offsetof(prefs_journal_header, generation),
+    PREFS_JOURNAL_FILE_SIZE_OFFSET = offsetof(prefs_journal_header, file_size),
+    PREFS_JOURNAL_MOVE_FROM_OFFSET = offsetof(prefs_journal_header, move_from),
+    PREFS_JOURNAL_MOVE_LENGTH_OFFSET = offsetof(prefs_journal_header, move_length),
+    PREFS_JOURNAL_MOVE_BASE_OFFSET = offsetof(prefs_journal_header, move_base),
+    PREFS_JOURNAL_MOVE_CHECKSUM_OFFSET = offsetof(prefs_journal_header, move_checksum),
+    PREFS_JOURNAL_POWER_SAFE_WRITERS_OFFSET = offsetof(prefs_journal_header, power_safe_writers),
+    PREFS_JOURNAL_DATABASE_ID_OFFSET = offsetof(prefs_journal_header, database_id),
+    PREFS_JOURNAL_LOCK_OFFSET = offsetof(prefs_journal_header, lock),
+};
+
 // MARK: - The journal's lock
 
 /// The journal lock's kinds, as the header's `lock_kind` says.

@@ -1,3 +1,4 @@
+import CPrefsShared
 import Foundation
 import PrefsJournal
 
@@ -11,26 +12,31 @@ import PrefsJournal
 /// try lock.withLock(during: "update") { state in state["count", default: 0] += 1 }
 /// ```
 ///
-/// Built on `NSLock` (a pthread mutex, which ThreadSanitizer understands): one held for the whole
-/// transaction, which `lock(before:)` gives up waiting for, and one that guards who holds it.
+/// Built on `NSLock` (a pthread mutex, which ThreadSanitizer understands), held for the whole
+/// transaction, which `lock(before:)` gives up waiting for; who holds it is an atomic word. A lock
+/// nobody holds costs two mutex calls and two atomic stores (every store write takes one).
 package final class TransactionLock<State>: @unchecked Sendable {
-    // Who holds the lock lives in a class of its own: ThreadSanitizer attributes every access to
-    // a stored `var` of a generic class to the object's start, so a `holder` here would seem to
-    // race with `state` (each is guarded, by different mutexes).
+    // Who holds the lock lives in an object of its own, which the wait graph (deadlock
+    // detection) refers to without knowing the state's type.
     private let ownership = Ownership()
     private let store: String
     private let timeout: Duration
-    // Touched only while `ownership.mutex` is held. Paired with a count of the transactions run:
-    // ThreadSanitizer reports accesses to a zero-size stored property (`State == Void`) as races
-    // with the object's header, and the pair is never zero-size.
-    private var storage: (state: State, transactions: UInt64)
+    // Touched only while `ownership.mutex` is held. In memory of its own rather than a stored
+    // `var`, so an access needs no run-time exclusivity check (the lock makes it exclusive).
+    private let state: UnsafeMutablePointer<State>
 
     /// A lock around `state`, for the store `store` (named in messages), that waits at most
     /// `timeout` for another thread's transaction.
     package init(_ state: State, store: String, timeout: Duration) {
-        self.storage = (state, 0)
+        self.state = .allocate(capacity: 1)
+        self.state.initialize(to: state)
         self.store = store
         self.timeout = timeout
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` holding the lock.
@@ -50,14 +56,13 @@ package final class TransactionLock<State>: @unchecked Sendable {
                 the transaction returns.
                 """)
         }
-        switch ownership.acquire(waitingUntil: Date(timeIntervalSinceNow: timeout.timeInterval)) {
+        switch ownership.acquire(timeout: timeout) {
         case .acquired: break
         case .timedOut: throw TransactionTimeoutError(store: store, waited: timeout)
         case .deadlock: throw TransactionDeadlockError(store: store)
         }
         defer { ownership.release() }
-        storage.transactions &+= 1
-        return try body(&storage.state)
+        return try body(&state.pointee)
     }
 
     /// Whether the calling thread holds the lock (inside a transaction's body).
@@ -67,31 +72,45 @@ package final class TransactionLock<State>: @unchecked Sendable {
 /// The mutex of a ``TransactionLock`` and the thread holding it.
 private final class Ownership: @unchecked Sendable {
     let mutex = NSLock()
-    private let holderLock = NSLock()
-    private var holder: UInt?
+    /// The thread holding `mutex`, 0 when none: written only by that thread (while it holds
+    /// `mutex`), so a thread always reads its own writes; another thread that learned through a
+    /// lock that the holder let go (``WaitGraph``) reads that too.
+    private let holder: UnsafeMutablePointer<UInt64>
 
     enum Outcome { case acquired, timedOut, deadlock }
 
-    func acquire(waitingUntil deadline: Date) -> Outcome {
+    init() {
+        holder = .allocate(capacity: 1)
+        holder.initialize(to: 0)
+    }
+
+    deinit { holder.deallocate() }
+
+    func acquire(timeout: Duration) -> Outcome {
         if !mutex.try() {
             // About to wait: a wait that would close a cycle of this process's transactions
             // (each thread holding a lock the next one waits for) would never end.
             guard WaitGraph.startWaiting(for: self) else { return .deadlock }
             defer { WaitGraph.stopWaiting() }
-            guard mutex.lock(before: deadline) else { return .timedOut }
+            guard mutex.lock(before: Date(timeIntervalSinceNow: timeout.timeInterval)) else {
+                return .timedOut
+            }
         }
-        holderLock.withLock { holder = currentThreadID() }
+        prefs_atomic_store64_relaxed(holder, UInt64(currentThreadID()))
         return .acquired
     }
 
     func release() {
-        holderLock.withLock { holder = nil }
+        prefs_atomic_store64_relaxed(holder, 0)
         mutex.unlock()
     }
 
-    var currentHolder: UInt? { holderLock.withLock { holder } }
+    var currentHolder: UInt? {
+        let thread = prefs_atomic_load64_relaxed(holder)
+        return thread == 0 ? nil : UInt(thread)
+    }
 
-    var isHeldByCurrentThread: Bool { currentHolder == currentThreadID() }
+    var isHeldByCurrentThread: Bool { prefs_atomic_load64_relaxed(holder) == UInt64(currentThreadID()) }
 }
 
 /// Which thread of the process waits for which transaction lock: enough to see a cycle the

@@ -67,8 +67,11 @@ final class SQLiteStoreCore: Sendable {
 
     /// The journal's size at which a write queues a checkpoint in the background.
     static let checkpointThreshold = 1 << 20
-    /// The size at which a write first moves the journal into SQLite itself.
-    static let journalLimit = journalLimit(reservation: Journal.Layout.reservation)
+    /// The size at which a write first moves the journal into SQLite itself (kept per store: a
+    /// `static let` would cost every write a call to check that it is initialized).
+    private let journalLimit = SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
+    /// ``KeyTable/processSeed``, kept here for the same reason.
+    private let keySeed = KeyTable.processSeed
 
     /// The in-line checkpoint's size for a journal that can hold `reservation` bytes: 64 MiB, or a
     /// quarter of the reservation where that is smaller (32 MiB on watchOS's 32-bit `arm64_32`),
@@ -128,7 +131,7 @@ final class SQLiteStoreCore: Sendable {
     /// The key's place in the cache's table is fetched into the processor's caches while the
     /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
-        try commit(keyHash: KeyTable.hash(key.name, seed: KeyTable.processSeed)) { (.one(key, value), ()) }
+        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed)) { (.one(key, value), ()) }
     }
 
     /// What one write changes: one key (no dictionary to build), or a transaction's writes.
@@ -182,7 +185,7 @@ final class SQLiteStoreCore: Sendable {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
         if let keyHash { cache.withLock { $0.values.prefetch(hash: keyHash, step: .slot) } }
-        if journal.usedBytes > Self.journalLimit { try checkpointer.checkpoint() }
+        if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
         return try withWriter { looks in
             try fileCheck.verify(&looks)
             // Each pass that finds the cache behind the journal reads SQLite first. A checkpoint
