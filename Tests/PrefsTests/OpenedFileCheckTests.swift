@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -37,6 +38,29 @@ import Testing
         // most once per tick of a clock), which a fresh `Looks` forces.
         if !watched { looks = OpenedFileCheck.Looks() }
         #expect(throws: JournalError.self) { try check.verify(&looks) }
+    }
+
+    /// Checks on several threads share the process's queue: events on one file while the others
+    /// are checked make no check fail, and a deletion fails only the deleted file's check.
+    @Test func checksOnSeveralThreadsWhileEventsArrive() throws {
+        let paths = try (0..<4).map { _ in try makeFile() }
+        let checks = paths.map { OpenedFileCheck(path: $0, opened: FileIdentity(path: $0)) }
+        let failures = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: checks.count + 1) { index in
+            guard index < checks.count else {
+                for round in 0..<200 { _ = chmod(paths[round % paths.count], round % 2 == 0 ? 0o600 : 0o644) }
+                return
+            }
+            var looks = OpenedFileCheck.Looks()
+            for _ in 0..<2_000 {
+                do { try checks[index].verify(&looks) } catch { failures.withLock { $0 += 1 } }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(unlink(paths[0]) == 0)
+        var looks = (0..<checks.count).map { _ in OpenedFileCheck.Looks() }
+        #expect(throws: JournalError.self) { try checks[0].verify(&looks[0]) }
+        for index in 1..<checks.count { try checks[index].verify(&looks[index]) }
     }
 
     #if os(Linux)
