@@ -1,10 +1,13 @@
 import CPrefsShared
+import Foundation
 import Synchronization
 
 /// The process's one queue of events on its stores' files (inotify, Linux): the kernel queues an
 /// event while it unlinks, renames over or moves a watched file, before that call returns, so a
 /// check that finds the queue empty knows nothing happened to any watched file since the queue
-/// was last emptied — for the price of one `ioctl`, less than the `fstat` it saves.
+/// was last emptied — for the price of one `epoll_wait` that does not wait, less than the `fstat`
+/// it saves (on the build machine about as cheap as a system call gets: 0.17 µs against 0.29 for
+/// asking the queue itself with `FIONREAD`, 0.37–0.45 for `fstat`).
 ///
 /// ```swift
 /// if let events = FileEvents.shared, let watch = events.watch(descriptor) {
@@ -24,6 +27,8 @@ package final class FileEvents: Sendable {
     package static let shared: FileEvents? = FileEvents()
 
     private let queue: Int32
+    /// An epoll instance that is ready while events wait in `queue`.
+    private let poller: Int32
     private let discards = Atomic<UInt64>(0)
     /// How many checks use each watch: two stores of one file in a process share its watch
     /// (the kernel gives the same one for the same file), and only the last one removes it.
@@ -33,6 +38,16 @@ package final class FileEvents: Sendable {
     package init?() {
         queue = prefs_file_events_open()
         guard queue >= 0 else { return nil }
+        poller = prefs_file_events_poller(queue)
+        guard poller >= 0 else {
+            close(queue)
+            return nil
+        }
+    }
+
+    deinit {
+        close(poller)
+        close(queue)
     }
 
     /// Watches the file `descriptor` is open on; `nil` when the kernel refuses (no `/proc`, or
@@ -56,11 +71,12 @@ package final class FileEvents: Sendable {
 
     /// True when no event was queued since the discard that returned `mark`.
     ///
-    /// The queue is asked first, the count of discards after: a discard that took an event away
-    /// before the question was answered had begun before it (it changes ``discards`` before
-    /// reading, and the kernel's queue lock orders the two), so the count has moved.
+    /// The poller is asked first, the count of discards after: a discard that took an event
+    /// away before the question was answered had begun before it (it changes ``discards`` before
+    /// reading, and the kernel orders the read before the poller's look at the queue), so the
+    /// count has moved.
     package func isQuiet(since mark: UInt64) -> Bool {
-        prefs_file_events_waiting(queue) == 0 && discards.load(ordering: .acquiring) == mark
+        prefs_file_events_ready(poller) == 0 && discards.load(ordering: .acquiring) == mark
     }
 
     /// Discards every waiting event; returns the mark of a check that starts now, to be kept

@@ -301,9 +301,13 @@ int prefs_file_events_watch(int queue, int descriptor);
 /// Linux: removes a watch `prefs_file_events_watch` added. Returns 0, or -1 with errno.
 int prefs_file_events_unwatch(int queue, int watch);
 
-/// The bytes of events waiting in `queue` (0 when nothing happened since the last discard), or
-/// -1 with errno.
-int prefs_file_events_waiting(int queue);
+/// Linux: a poller (epoll, closed on exec) that is ready while events wait in `queue`, or -1
+/// with errno.
+int prefs_file_events_poller(int queue);
+
+/// Whether events wait in the queue `poller` was made for: 0 when none do (nothing happened
+/// since the last discard), 1 when some do, -1 with errno. Never waits.
+int prefs_file_events_ready(int poller);
 
 /// Reads and discards every event waiting in `queue`. Returns 0, or -1 with errno.
 int prefs_file_events_discard(int queue);
