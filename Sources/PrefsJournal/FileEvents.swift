@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// ```swift
 /// if let events = FileEvents.shared, let watch = events.watch(descriptor) {
-///     var mark = events.discardWaiting()  // then look at the file itself
+///     let mark = events.discardWaiting()  // then look at the file itself
 ///     if events.isQuiet(since: mark) { /* nothing happened to it since */ }
 ///     events.unwatch(watch)
 /// }
