@@ -20,7 +20,7 @@ import Synchronization
 /// One queue serves every store of the process (the number of inotify instances a user may have
 /// is small, 128 by default): an event on any watched file sends every store's next check to the
 /// file itself once. Emptying the queue counts as a change for every check made before it, which
-/// ``isQuiet(since:)`` sees through ``discards``: it is odd while events are being read and
+/// ``isQuiet(since:)`` sees through `discards`: it is odd while events are being read and
 /// discarded, and moves on by two each time.
 package final class FileEvents: Sendable {
     /// The queue, or `nil` where there is none (not Linux, or inotify refused).
@@ -72,7 +72,7 @@ package final class FileEvents: Sendable {
     /// True when no event was queued since the discard that returned `mark`.
     ///
     /// The poller is asked first, the count of discards after: a discard that took an event
-    /// away before the question was answered had begun before it (it changes ``discards`` before
+    /// away before the question was answered had begun before it (it changes `discards` before
     /// reading, and the kernel orders the read before the poller's look at the queue), so the
     /// count has moved.
     package func isQuiet(since mark: UInt64) -> Bool {

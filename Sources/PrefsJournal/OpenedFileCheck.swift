@@ -14,8 +14,8 @@ import Foundation
 ///
 /// - **Linux**: an `O_PATH` descriptor of the file, watched through the process's
 ///   ``FileEvents``: the kernel queues an event while the file is deleted, moved, or has
-///   another file moved over its path, so an empty queue (one `ioctl`) says the file is where it
-///   was. After any event, `fstat` of the descriptor (a link count of zero: deleted or replaced)
+///   another file moved over its path, so an empty queue (one `epoll_wait` that does not wait)
+///   says the file is where it was. After any event, `fstat` of the descriptor (a link count of zero: deleted or replaced)
 ///   and a `stat` of the path (another file there, or none). Where the file cannot be watched,
 ///   the `fstat` runs before every write. An `O_PATH` descriptor takes no part in SQLite's POSIX
 ///   locks, so closing it cannot release them. A folder above the file renamed raises no event
@@ -86,6 +86,7 @@ package final class OpenedFileCheck: Sendable {
                     // The event may have been a move: look the path up now, before trusting it.
                     try verifyPath(opened)
                     looks.eventsMark = mark
+                    looks.pathLookedUp = Self.coarseNanoseconds()
                 }
             }
             let now = Self.coarseNanoseconds()
