@@ -13,10 +13,15 @@ import Testing
         return path
     }
 
+    /// A check of the file now at `path`.
+    private func makeCheck(of path: String, watched: Bool = true) -> OpenedFileCheck {
+        OpenedFileCheck(path: path, opened: FileIdentity(path: path), watched: watched)
+    }
+
     @Test(arguments: [true, false])
     func aDeletedFileFailsTheNextCheck(watched: Bool) throws {
         let path = try makeFile()
-        let check = OpenedFileCheck(path: path, opened: FileIdentity(path: path), watched: watched)
+        let check = makeCheck(of: path, watched: watched)
         var looks = OpenedFileCheck.Looks()
         try check.verify(&looks)
         try check.verify(&looks)
@@ -29,7 +34,7 @@ import Testing
     @Test(arguments: [true, false])
     func aFileMovedAwayFailsTheNextCheck(watched: Bool) throws {
         let path = try makeFile()
-        let check = OpenedFileCheck(path: path, opened: FileIdentity(path: path), watched: watched)
+        let check = makeCheck(of: path, watched: watched)
         var looks = OpenedFileCheck.Looks()
         try check.verify(&looks)
         #expect(rename(path, path + ".moved") == 0)
@@ -44,7 +49,7 @@ import Testing
     /// are checked make no check fail, and a deletion fails only the deleted file's check.
     @Test func checksOnSeveralThreadsWhileEventsArrive() throws {
         let paths = try (0..<4).map { _ in try makeFile() }
-        let checks = paths.map { OpenedFileCheck(path: $0, opened: FileIdentity(path: $0)) }
+        let checks = paths.map { makeCheck(of: $0) }
         let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: checks.count + 1) { index in
             guard index < checks.count else {
@@ -67,7 +72,7 @@ import Testing
         /// CI runs on Linux: the fast path must be the one tested, not the fallback.
         @Test func storesOnLinuxAreWatched() throws {
             let path = try makeFile()
-            #expect(OpenedFileCheck(path: path, opened: FileIdentity(path: path)).isWatched)
+            #expect(makeCheck(of: path).isWatched)
         }
 
         @Test func theQueueIsQuietUntilSomethingHappensToAWatchedFile() throws {

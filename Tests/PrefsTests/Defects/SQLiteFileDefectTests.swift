@@ -8,17 +8,24 @@ import Testing
 /// Issue "Nothing lost, nothing hung": items 3 (a deleted or replaced file) and 15 (closing on
 /// the releasing thread).
 @Suite struct SQLiteFileDefectTests {
+    /// Expects a write of `value` to `store` to throw `.replaced`.
+    private func expectReplaced(
+        writing value: Int64, to store: SQLiteStore, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(sourceLocation: sourceLocation) {
+            try store.setValue(.integer(value), forKey: "k")
+        } throws: { error in
+            (error as? SQLiteStoreError)?.kind == .replaced
+        }
+    }
+
     @Test func aDeletedFileMakesWritesThrow() throws {
         let path = TestFiles.uniquePath()
         let store = try SQLiteStore(path: path)
         try store.setValue(.integer(1), forKey: "k")
         try FileManager.default.removeItem(atPath: path)
         // At once: the very next write (it used to succeed, and be lost, for a few milliseconds).
-        #expect {
-            try store.setValue(.integer(2), forKey: "k")
-        } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .replaced
-        }
+        expectReplaced(writing: 2, to: store)
         #expect(store.value(forKey: "k") == .integer(1))
     }
 
@@ -47,11 +54,7 @@ import Testing
         try store.setValue(.integer(1), forKey: "k")
         #expect(rename(path, path + ".moved") == 0)
         // The very next write (it used to go on into the moved file for up to a millisecond).
-        #expect {
-            try store.setValue(.integer(2), forKey: "k")
-        } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .replaced
-        }
+        expectReplaced(writing: 2, to: store)
     }
 
     @Test func aFileDeletedByAnotherProcessMakesTheNextWriteThrow() throws {
@@ -64,11 +67,7 @@ import Testing
         try remover.run()
         remover.waitUntilExit()
         #expect(remover.terminationStatus == 0)
-        #expect {
-            try store.setValue(.integer(2), forKey: "k")
-        } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .replaced
-        }
+        expectReplaced(writing: 2, to: store)
     }
 
     /// Two stores of one file in a process share what watches it: the first one let go must
@@ -82,11 +81,7 @@ import Testing
         }
         try kept.setValue(.integer(2), forKey: "k")
         try FileManager.default.removeItem(atPath: path)
-        #expect {
-            try kept.setValue(.integer(3), forKey: "k")
-        } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .replaced
-        }
+        expectReplaced(writing: 3, to: kept)
     }
 
     /// Other events on the file (its mode changed) send the check to the file once; writes go on.
