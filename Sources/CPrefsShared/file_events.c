@@ -49,11 +49,15 @@ int prefs_file_events_ready(int poller) {
 int prefs_file_events_discard(int queue) {
     // Large enough for any event (a header and a name of at most NAME_MAX bytes).
     char buffer[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int found = 0;
     for (;;) {
         ssize_t count = read(queue, buffer, sizeof buffer);
-        if (count > 0) continue;
+        if (count > 0) {
+            found = 1;
+            continue;
+        }
         if (count < 0 && errno == EINTR) continue;
-        return count < 0 && errno != EAGAIN ? -1 : 0;
+        return count < 0 && errno != EAGAIN ? -1 : found;
     }
 }
 

@@ -19,9 +19,10 @@ import Synchronization
 ///
 /// One queue serves every store of the process (the number of inotify instances a user may have
 /// is small, 128 by default): an event on any watched file sends every store's next check to the
-/// file itself once. Emptying the queue counts as a change for every check made before it, which
-/// ``isQuiet(since:)`` sees through `discards`: it is odd while events are being read and
-/// discarded, and moves on by two each time.
+/// file itself once. Emptying the queue of events counts as a change for every check made before
+/// it, which ``isQuiet(since:)`` sees through `discards`: it is odd while the queue is being
+/// read, then moves on by two when events were read, or goes back when none were (so stores
+/// taking turns to write do not send each other to the file when nothing happened).
 package final class FileEvents: Sendable {
     /// The queue, or `nil` where there is none (not Linux, or inotify refused).
     package static let shared: FileEvents? = FileEvents()
@@ -83,9 +84,13 @@ package final class FileEvents: Sendable {
     /// only once that check has found the file where it was.
     package func discardWaiting() -> UInt64 {
         users.withLock { _ in
+            // Odd while reading: a check that loads the count now is not quiet.
             discards.add(1, ordering: .sequentiallyConsistent)
-            // A failure leaves events waiting: the next check looks at the file again.
-            _ = prefs_file_events_discard(queue)
+            // Nothing read, nothing taken from any check: the count goes back to what the
+            // earlier marks hold. A failure may have read some: it counts as read.
+            if prefs_file_events_discard(queue) == 0 {
+                return discards.subtract(1, ordering: .sequentiallyConsistent).newValue
+            }
             return discards.add(1, ordering: .sequentiallyConsistent).newValue
         }
     }

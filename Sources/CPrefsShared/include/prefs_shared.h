@@ -309,7 +309,8 @@ int prefs_file_events_poller(int queue);
 /// since the last discard), 1 when some do, -1 with errno. Never waits.
 int prefs_file_events_ready(int poller);
 
-/// Reads and discards every event waiting in `queue`. Returns 0, or -1 with errno.
+/// Reads and discards every event waiting in `queue`. Returns 1 when it read any, 0 when none
+/// waited, or -1 with errno.
 int prefs_file_events_discard(int queue);
 
 // MARK: - A file cut short under its mapping
