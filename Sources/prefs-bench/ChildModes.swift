@@ -119,7 +119,8 @@ enum ChildMode: String {
     /// `growth KEYS`: the write-growth workload alone; `fill PATH N`: N keys in one transaction,
     /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
     /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys;
-    /// `read-string PATH N`: typed reads of a short string.
+    /// `read-string PATH N`: typed reads of a short string; `catch-up PATH N`: two stores of one
+    /// file writing in turns.
     private static func profile(_ a: [String]) throws {
         let count = Int(a.count > 2 ? a[2] : "") ?? 1_000_000
         switch a[0] {
@@ -141,6 +142,27 @@ enum ChildMode: String {
                 try store.setValue(value, forKey: "k\((index * 7_919) % 10_000)")
             }
             print("\(nanoseconds) ns per 1 KB write")
+        case "catch-up":
+            // Two stores of one file taking turns: each write first applies the other's records
+            // (three for `second`, one for `first` per turn). What the turns cost above the same
+            // writes without turns, per record applied.
+            let first = try SQLiteStore(path: a[1])
+            let second = try SQLiteStore(path: a[1])
+            func writeFirst(_ index: Int) throws {
+                for k in 0..<3 {
+                    try first.setValue(.integer(Int64(index)), forKey: "first\(k).\(index % 1_000)")
+                }
+            }
+            func writeSecond(_ index: Int) throws {
+                try second.setValue(.integer(Int64(index)), forKey: "second.\(index % 1_000)")
+            }
+            let firstAlone = try timed(count, writeFirst)
+            let secondAlone = try timed(count, writeSecond)
+            let turns = try timed(count) { index in
+                try writeFirst(index)
+                try writeSecond(index)
+            }
+            print("\((turns - firstAlone - secondAlone) / 4) ns per record caught up")
         case "read-string":
             let store = try SQLiteStore(path: a[1])
             try store.setValue(.string("dark"), forKey: "theme")

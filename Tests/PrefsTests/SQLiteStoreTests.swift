@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsJournal
 
 #if canImport(SQLite3)
     import SQLite3
@@ -61,6 +62,42 @@ func integrityCheck(_ path: String) throws -> String {
         try first.update { p in p[.launchCount] += 1 }  // reads the other's commit inside its transaction
         #expect(first[.launchCount] == 42)
         #expect(await eventually { second[.launchCount] == 42 })
+    }
+
+    /// A write first applies what other stores of the file wrote (reading their records in place,
+    /// holding the journal's lock): its observers hear each of those records once, whole and in
+    /// order, before its own write, whichever of the write and the store's watch applies them.
+    @Test func observersHearTheRecordsAWriteCatchesUpWith() async throws {
+        let path = TestFiles.uniquePath()
+        let observed = try SQLiteStore(path: path)
+        let other = try SQLiteStore(path: path)
+        let heard = Locked<[StoreChange]>([])
+        let observation = observed.observe { change in heard.withLock { $0.append(change) } }
+        var expected: [StoreChange] = []
+        for round in 0..<40 {
+            let mine = StoreKey("mine.\(round)")
+            let theirs = StoreKey("theirs.\(round)")
+            if round % 2 == 0 {
+                try other.setValue(.integer(Int64(round)), forKey: theirs.name)
+                expected.append(StoreChange(values: [theirs: .set(.integer(Int64(round)))]))
+            } else {
+                // A record of two entries, one of them a removal.
+                let earlier = StoreKey("theirs.\(round - 1)")
+                try other.transaction { t in
+                    t[theirs.name] = .string("odd \(round)")
+                    t[earlier.name] = nil
+                }
+                expected.append(
+                    StoreChange(values: [theirs: .set(.string("odd \(round)")), earlier: .removed]))
+            }
+            try observed.setValue(.bool(true), forKey: mine.name)
+            expected.append(StoreChange(values: [mine: .set(.bool(true))]))
+        }
+        #expect(await eventually { heard.withLock { $0.count } >= expected.count })
+        #expect(heard.withLock { $0 } == expected)
+        #expect(observed.value(forKey: "theirs.38") == nil)
+        #expect(observed.value(forKey: "theirs.39") == .string("odd 39"))
+        withExtendedLifetime(observation) {}
     }
 
     /// `flush()` moves the journal into SQLite: the SQLite file alone then holds every write.

@@ -238,12 +238,13 @@ final class SQLiteStoreCore: Sendable {
     ) throws -> (Result, wake: Bool, written: Range<Int>?)? {
         var outcome = cache.withLock { cache in
             if let keyHash { cache.values.prefetch(hash: keyHash, step: .entry) }
-            return cache.position.sequence >= journal.sequence ? .caughtUp : self.cache.catchUp(&cache)
+            return cache.position.sequence >= journal.sequence
+                ? .caughtUp : self.cache.catchUp(&cache, holding: locked)
         }
         if outcome == .damaged {
             // Cut now: a record appended after the damage would be out of every reader's reach.
             journal.repair(reason: nil, held: locked)
-            outcome = cache.withLock { self.cache.catchUp(&$0) }
+            outcome = cache.withLock { self.cache.catchUp(&$0, holding: locked) }
         }
         guard outcome != .behind else { return nil }
         let (writes, result) = try produce()

@@ -83,51 +83,76 @@ final class StoreCache: Sendable {
             let base = journal.baseSequence
             let end = journal.writeOffset
             guard cache.position.sequence >= base else { return .behind }
-            let start =
-                cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
-            var scan = RecordScan(journal: journal, from: start, to: end, after: 0)
+            var scan = RecordScan(journal: journal, from: start(in: journal, cache), to: end, after: 0)
             var records: [JournalRecord] = []
             while let record = scan.next() {
                 if record.sequence > cache.position.sequence { records.append(record) }
             }
             prefs_atomic_fence()
+            // Copies, checked only now: what was read while records moved is thrown away.
             guard journal.generation == generation else { continue }
-            if let failure = scan.failure {
-                // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
-                journal.report("\(failure); reading stops there")
-                journal.checkOnNextLock()
+            var application = RecordApplication(observers: observers)
+            for record in records {
+                for entry in record.entries {
+                    guard let encoded = entry.encodedValue else {
+                        application.apply(key: entry.key, encoded: nil, to: &cache.values)
+                        continue
+                    }
+                    encoded.withUnsafeBytes {
+                        application.apply(key: entry.key, encoded: $0, to: &cache.values)
+                    }
+                }
+                application.recordEnded()
             }
-            apply(records, to: &cache)
-            cache.position = Journal.Position(
-                sequence: max(
-                    scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
-                generation: generation, offset: scan.offset)
-            return scan.failure == nil ? .caughtUp : .damaged
+            return finish(&cache, after: scan, announced: announced, generation: generation, application)
         }
         return .behind
     }
 
-    /// Applies records to the cache and tells observers, one change per record (in order).
-    private func apply(_ records: [JournalRecord], to cache: inout SQLiteStore.Cache) {
-        var undecodable: Set<String> = []
-        for record in records {
-            var change: [StoreKey: ValueChange] = [:]
-            for entry in record.entries {
-                let key = StoreKey(entry.key)
-                guard let encoded = entry.encodedValue else {
-                    change[key] = .removed
-                    continue
-                }
-                if let value = try? PropertyListValue(storedEncoding: encoded) {
-                    change[key] = .set(value)
-                } else {
-                    undecodable.insert(entry.key)
-                }
-            }
-            for (key, value) in change { cache.values[key] = value.newValue }
-            observers.publish(StoreChange(values: change))
+    /// Applies the records after the cache's position holding the journal's lock (the caller
+    /// holds the cache's too): then nobody appends or moves records, so they are read where they
+    /// lie and applied as they are read, with no copy (a writer catching up with others' records
+    /// spent most of its write copying and decoding them).
+    func catchUp(_ cache: inout SQLiteStore.Cache, holding _: Journal.LockHeld) -> CatchUp {
+        guard let journal else { return .caughtUp }
+        guard cache.position.sequence >= journal.baseSequence else { return .behind }
+        let generation = journal.generation
+        var scan = RecordScan(
+            journal: journal, from: start(in: journal, cache), to: journal.writeOffset, after: 0)
+        var application = RecordApplication(observers: observers)
+        while scan.nextInPlace(
+            skipping: cache.position.sequence,
+            { _, key, value in
+                let encoded = value.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
+                application.apply(key: key, encoded: encoded, to: &cache.values)
+            }) != nil
+        {
+            application.recordEnded()
         }
-        SQLiteStore.reportUndecodable(undecodable, in: path, to: diagnostics)
+        return finish(&cache, after: scan, announced: journal.sequence, generation: generation, application)
+    }
+
+    /// Where the records after the cache's position start: where it stopped, unless records were
+    /// moved since (then from the first, stepping over those it has).
+    private func start(in journal: Journal, _ cache: SQLiteStore.Cache) -> Int {
+        cache.position.generation == journal.generation ? cache.position.offset : Journal.Layout.headerSize
+    }
+
+    /// Moves the position past what `scan` read, reports damage and undecodable values.
+    private func finish(
+        _ cache: inout SQLiteStore.Cache, after scan: RecordScan, announced: UInt64, generation: UInt64,
+        _ application: RecordApplication
+    ) -> CatchUp {
+        if let failure = scan.failure, let journal {
+            // Stable bytes that are not a record: damage. The next holder of the lock cuts it.
+            journal.report("\(failure); reading stops there")
+            journal.checkOnNextLock()
+        }
+        SQLiteStore.reportUndecodable(application.undecodable, in: path, to: diagnostics)
+        cache.position = Journal.Position(
+            sequence: max(scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
+            generation: generation, offset: scan.offset)
+        return scan.failure == nil ? .caughtUp : .damaged
     }
 
     /// Takes SQLite's changed rows, unless the cache moved since they were read from `known`
@@ -152,5 +177,45 @@ final class StoreCache: Sendable {
                 sequence: highest, generation: .max, offset: Journal.Layout.headerSize)
             observers.publish(StoreChange(newValues: rows.values))
         }
+    }
+}
+
+/// Applies a journal record's entries to the cache one by one and tells observers, one change per
+/// record (in order); the one way a record read from the journal reaches the cache.
+///
+/// A value whose stored encoding does not decode leaves the cache's value as it was and is
+/// reported.
+private struct RecordApplication {
+    private let observers: StoreObservers
+    /// The record's change so far; `nil` when nobody observes (nothing to gather).
+    private var change: [StoreKey: ValueChange]?
+    private(set) var undecodable: Set<String> = []
+
+    init(observers: StoreObservers) {
+        self.observers = observers
+        change = observers.count > 0 ? [:] : nil
+    }
+
+    /// Applies one entry: `encoded` is its value's stored encoding, `nil` for a removal.
+    mutating func apply(key name: String, encoded: UnsafeRawBufferPointer?, to values: inout KeyTable) {
+        let key = StoreKey(name)
+        guard let encoded else {
+            values[key] = nil
+            change?[key] = .removed
+            return
+        }
+        guard let value = try? PropertyListValue(storedEncodingBytes: encoded) else {
+            undecodable.insert(name)
+            return
+        }
+        values[key] = value
+        change?[key] = .set(value)
+    }
+
+    /// Tells observers what the record changed.
+    mutating func recordEnded() {
+        guard let recorded = change, !recorded.isEmpty else { return }
+        observers.publish(StoreChange(values: recorded))
+        change = [:]
     }
 }
