@@ -200,13 +200,16 @@ final class SQLiteStoreCore: Sendable {
                     // SQLite is this write's failure.
                     try catchUpFromSQLite()
                 }
-                let outcome = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
-                    try commitHoldingLock(journal, locked, keyHash: keyHash, produce)
+                var result: Result?
+                let turn = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
+                    try commitHoldingLock(journal, locked, keyHash: keyHash, &result, produce)
                 }
-                if let (result, wake, written) = outcome {
-                    if wake { journal.wakeWatchers() }
-                    if options.durability == .powerSafe, let written { try journal.sync(written) }
-                    if journal.usedBytes > Self.checkpointThreshold { checkpointer.queue() }
+                if let result {
+                    if case .appended(let start, let end, let wake) = turn {
+                        if wake { journal.wakeWatchers() }
+                        if options.durability == .powerSafe { try journal.sync(start..<end) }
+                        if journal.usedBytes > Self.checkpointThreshold { checkpointer.queue() }
+                    }
                     return result
                 }
             }
@@ -230,12 +233,25 @@ final class SQLiteStoreCore: Sendable {
         }
     }
 
-    /// The write itself; `nil` when the cache fell behind what the journal holds (a checkpoint
-    /// ran meanwhile), to catch up from SQLite and try again.
+    /// What a write did holding the journal's lock.
+    ///
+    /// Not generic, so the lock's generic call needs no type built at run time (a tuple holding
+    /// the write's result did, and the first write of a process paid for a search of the
+    /// program's conformances: a tenth of a process's thousand writes).
+    private enum LockedTurn {
+        /// The cache fell behind what the journal holds (a checkpoint ran meanwhile): catch up
+        /// from SQLite and try again.
+        case behind
+        case nothingToWrite
+        /// One record appended between these offsets; `wake`: watchers sleep, waiting for it.
+        case appended(start: Int, end: Int, wake: Bool)
+    }
+
+    /// The write itself; sets `result` unless the cache fell behind what the journal holds.
     private func commitHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?,
+        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ result: inout Result?,
         _ produce: () throws -> (writes: Writes, result: Result)
-    ) throws -> (Result, wake: Bool, written: Range<Int>?)? {
+    ) throws -> LockedTurn {
         var outcome = cache.withLock { cache in
             if let keyHash { cache.values.prefetch(hash: keyHash, step: .entry) }
             return cache.position.sequence >= journal.sequence
@@ -246,9 +262,10 @@ final class SQLiteStoreCore: Sendable {
             journal.repair(reason: nil, held: locked)
             outcome = cache.withLock { self.cache.catchUp(&$0, holding: locked) }
         }
-        guard outcome != .behind else { return nil }
-        let (writes, result) = try produce()
-        guard writes.count > 0 else { return (result, false, nil) }
+        guard outcome != .behind else { return .behind }
+        let writes: Writes
+        (writes, result) = try produce()
+        guard writes.count > 0 else { return .nothingToWrite }
         try writes.each { _, value in try value?.checkNesting() }
         guard journal.sequence < Journal.Layout.sequenceLimit else {
             throw SQLiteStoreError(
@@ -270,7 +287,7 @@ final class SQLiteStoreCore: Sendable {
             if observers.count > 0 { observers.publish(writes.change) }
             return end
         }
-        return (result, journal.announce(locked: locked), end - record.count..<end)
+        return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
     }
 
     /// Commits everything written so far into SQLite and syncs it.
