@@ -107,6 +107,23 @@ package struct RecordWriter {
         return bytes
     }
 
+    /// Gives a sealed record the sequence number `sequence`, and its checksum again: a write that
+    /// knows its record before taking the journal's lock encodes it outside, and numbers it
+    /// under the lock.
+    ///
+    /// ```swift
+    /// var record = writer.sealed()  // made with sequence 0
+    /// RecordWriter.number(&record, sequence: journal.sequence + 1)
+    /// ```
+    package static func number(_ record: inout [UInt8], sequence: UInt64) {
+        record.withUnsafeMutableBytes { buffer in
+            let length = Int(UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
+            buffer.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
+            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+    }
+
     private mutating func append<Integer: FixedWidthInteger>(_ value: Integer) {
         // Byte by byte, little-endian: cheaper than a buffer append for four or eight bytes.
         for shift in stride(from: 0, to: Integer.bitWidth, by: 8) {

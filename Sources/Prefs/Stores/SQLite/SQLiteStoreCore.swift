@@ -131,7 +131,13 @@ final class SQLiteStoreCore: Sendable {
     /// The key's place in the cache's table is fetched into the processor's caches while the
     /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
-        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed)) { (.one(key, value), ()) }
+        // Checked and encoded before the locks, numbered under the journal's: the journal is
+        // held only for what must be (a record numbered 0 is never appended).
+        try value?.checkNesting()
+        let write = Writes.one(key, value)
+        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoded: write.encoded(sequence: 0)) {
+            (write, ())
+        }
     }
 
     /// What one write changes: one key (no dictionary to build), or a transaction's writes.
@@ -161,16 +167,9 @@ final class SQLiteStoreCore: Sendable {
         }
 
         func encoded(sequence: UInt64) -> [UInt8] {
-            switch self {
-            case .one(let key, let value):
-                var record = RecordWriter(sequence: sequence, count: 1)
-                record.add(key, value)
-                return record.sealed()
-            case .many(let writes):
-                var record = RecordWriter(sequence: sequence, count: writes.count)
-                for (key, change) in writes { record.add(key, change.newValue) }
-                return record.sealed()
-            }
+            var record = RecordWriter(sequence: sequence, count: count)
+            each { key, value in record.add(key, value) }
+            return record.sealed()
         }
     }
 
@@ -179,8 +178,10 @@ final class SQLiteStoreCore: Sendable {
     ///
     /// `keyHash` is the hash of the one key a write will change, when it is known beforehand.
     private func commit<Result>(
-        keyHash: UInt64? = nil, _ produce: () throws -> (writes: Writes, result: Result)
+        keyHash: UInt64? = nil, encoded: consuming [UInt8]? = nil,
+        _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
+        var prepared = encoded  // numbered in place under the journal's lock (no copy)
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
@@ -202,7 +203,7 @@ final class SQLiteStoreCore: Sendable {
                 }
                 var result: Result?
                 let turn = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
-                    try commitHoldingLock(journal, locked, keyHash: keyHash, &result, produce)
+                    try commitHoldingLock(journal, locked, keyHash: keyHash, &prepared, &result, produce)
                 }
                 if let result {
                     if case .appended(let start, let end, let wake) = turn {
@@ -248,9 +249,12 @@ final class SQLiteStoreCore: Sendable {
     }
 
     /// The write itself; sets `result` unless the cache fell behind what the journal holds.
+    ///
+    /// `prepared`: the record of the writes `produce` returns, already checked and encoded (with
+    /// sequence number 0), when they were known before the lock.
     private func commitHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ result: inout Result?,
-        _ produce: () throws -> (writes: Writes, result: Result)
+        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout [UInt8]?,
+        _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> LockedTurn {
         var outcome = cache.withLock { cache in
             if let keyHash { cache.values.prefetch(hash: keyHash, step: .entry) }
@@ -266,13 +270,19 @@ final class SQLiteStoreCore: Sendable {
         let writes: Writes
         (writes, result) = try produce()
         guard writes.count > 0 else { return .nothingToWrite }
-        try writes.each { _, value in try value?.checkNesting() }
+        if prepared == nil { try writes.each { _, value in try value?.checkNesting() } }
         guard journal.sequence < Journal.Layout.sequenceLimit else {
             throw SQLiteStoreError(
                 path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
         }
         let sequence = journal.sequence + 1
-        let record = writes.encoded(sequence: sequence)
+        let record: [UInt8]
+        if prepared != nil {
+            RecordWriter.number(&prepared!, sequence: sequence)
+            record = prepared!
+        } else {
+            record = writes.encoded(sequence: sequence)
+        }
         let end = try cache.withLock { cache in
             // Appended holding the cache: a look at the journal from this process never finds
             // this record before the cache has it (it would apply and announce it twice).
