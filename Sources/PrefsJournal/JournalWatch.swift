@@ -8,7 +8,8 @@ import Foundation
 /// - **Linux.** One thread per store sleeps in a futex wait on the journal's change counter. A
 ///   writer increments the counter and then, only when the journal's "sleepers" word says a
 ///   watcher sleeps, clears it and wakes every waiter: a write costs no system call while nobody
-///   waits.
+///   waits. While the store has no observers its watcher waits only for the interval (or a
+///   first observer), as Apple platforms' does.
 /// - **Apple platforms.** A writer that finds a sleeper posts a notify(3) notification named
 ///   after the database file; each store's registration descriptor is watched by a dispatch
 ///   source.
@@ -28,6 +29,9 @@ package final class JournalWatch: @unchecked Sendable {
     private let journal: Journal?
     private let stopped = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled by ``kick()`` and ``stop()``: what a Linux watcher of a store nobody observes
+    /// waits for (or its interval).
+    private let kicked = DispatchSemaphore(value: 0)
     private var sources: [any DispatchSourceProtocol] = []
     /// The queue the dispatch sources run on (`nil` for the Linux thread).
     private var queue: DispatchQueue?
@@ -50,10 +54,10 @@ package final class JournalWatch: @unchecked Sendable {
                 // once a second.
                 let longest = journal.isWritable ? interval : min(interval, .seconds(1))
                 let milliseconds = Int64(max(1, longest.wholeMilliseconds))
-                let thread = Thread { [journal, stopped, finished] in
+                let thread = Thread { [journal, stopped, finished, kicked] in
                     defer { finished.signal() }
                     Self.sleepAndLook(
-                        journal: journal, milliseconds: milliseconds, stopped: stopped,
+                        journal: journal, milliseconds: milliseconds, stopped: stopped, kicked: kicked,
                         wantsWakeups: wantsWakeups,
                         look: look)
                 }
@@ -104,8 +108,8 @@ package final class JournalWatch: @unchecked Sendable {
 
     #if os(Linux)
         private static func sleepAndLook(
-            journal: Journal, milliseconds: Int64, stopped: Locked<Bool>, wantsWakeups: @Sendable () -> Bool,
-            look: @Sendable () -> Bool
+            journal: Journal, milliseconds: Int64, stopped: Locked<Bool>, kicked: DispatchSemaphore,
+            wantsWakeups: @Sendable () -> Bool, look: @Sendable () -> Bool
         ) {
             // The counter first, then a look: a write before the read is found by the look, any
             // later one moves the counter past `seen`.
@@ -115,6 +119,17 @@ package final class JournalWatch: @unchecked Sendable {
             // nothing needs no quiet moment (nobody is writing).
             var moved = true
             while !stopped.withLock({ $0 }) {
+                if !wantsWakeups() {
+                    // Nobody observes, and reads look at the journal themselves: the watcher does
+                    // not chase other processes' writes (while they write without pause it would
+                    // look again and again, taking processor time and the cache's lock from the
+                    // writers). It looks once per interval, or when kicked (a first observer).
+                    _ = kicked.wait(timeout: .now() + .milliseconds(Int(milliseconds)))
+                    if stopped.withLock({ $0 }) { break }
+                    seen = prefs_atomic_load(journal.counter)
+                    (moved, foundNew) = (true, look())
+                    continue
+                }
                 if !foundNew && moved {
                     // The last look found only this process's writes: stay quiet for a moment
                     // rather than have each of a burst of its writes wake this thread.
@@ -192,6 +207,7 @@ package final class JournalWatch: @unchecked Sendable {
     /// Makes the watcher look again at once, and ask to be woken from then on if it now wants
     /// to be (a first observer was added).
     package func kick() {
+        kicked.signal()
         guard let journal, journal.isWritable else { return }
         // Moving the counter makes a watcher about to sleep look instead; the wake reaches one
         // asleep. (Other stores' watchers look too, and find nothing new.)
@@ -206,6 +222,7 @@ package final class JournalWatch: @unchecked Sendable {
             return stopped
         }
         guard !wasStopped else { return }
+        kicked.signal()
         #if os(Linux)
             // Moves the counter, then wakes every waiter on the file: a watcher between its last
             // look at `stopped` and its wait then does not sleep (the counter is not what it

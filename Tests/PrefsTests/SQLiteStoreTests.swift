@@ -100,6 +100,31 @@ func integrityCheck(_ path: String) throws -> String {
         withExtendedLifetime(observation) {}
     }
 
+    /// A store nobody observes leaves other stores' writes in the journal until it reads or
+    /// writes: its watch looks once per interval, not whenever it is woken (another store closing
+    /// wakes every watcher) or finds the journal moving (looking again and again while others
+    /// wrote took processor time and the cache's lock from them); a first observer makes it look.
+    @Test func aStoreNobodyObservesIsNotCaughtUpInTheBackground() async throws {
+        let path = TestFiles.uniquePath()
+        let quiet = try SQLiteStore(path: path)
+        let writer = try SQLiteStore(path: path)
+        var closing: SQLiteStore? = try SQLiteStore(path: path)
+        try await Task.sleep(for: .milliseconds(50))  // the watch's first look, when it starts
+        let before = quiet.core.cache.position
+        for index in 0..<200 { try writer.setValue(.integer(Int64(index)), forKey: "k\(index % 7)") }
+        closing = nil  // a store closing wakes every watcher of the file
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(closing == nil)
+        #expect(quiet.core.cache.position == before)
+        let heard = Locked(0)
+        let observation = quiet.observe { _ in heard.withLock { $0 += 1 } }
+        #expect(await eventually { quiet.core.cache.position > before })
+        try writer.setValue(.integer(-1), forKey: "k0")
+        #expect(await eventually { heard.withLock { $0 } > 0 })
+        #expect(quiet.value(forKey: "k0") == .integer(-1))
+        withExtendedLifetime(observation) {}
+    }
+
     /// `flush()` moves the journal into SQLite: the SQLite file alone then holds every write.
     @Test func flushLeavesEveryWriteInTheSQLiteFileItself() throws {
         let path = TestFiles.uniquePath()

@@ -102,6 +102,33 @@ private struct Mixed: Codable, Equatable {
         #expect(prefs[key] == .of(length: 10))
     }
 
+    /// The same record met by a write, which applies others' records in place holding the
+    /// journal's lock (a store nobody observes has no watch looking first): the value is reported
+    /// and ignored, the record's other entries applied.
+    @Test func aWriteCatchingUpSkipsAndReportsAValueItCannotDecode() throws {
+        let path = TestFiles.uniquePath()
+        let recorder = IssueRecorder()
+        var options = SQLiteStore.Options()
+        options.diagnostics = recorder.diagnostics
+        let store = try SQLiteStore(path: path, options: options)
+        try store.setValue(.string("good"), forKey: "k")
+        try store.setValue(.bool(true), forKey: "marker")
+        let other = try SQLiteStore(path: path)
+        let journal = try #require(other.core.journal)
+        try journal.withLock(timeout: .seconds(5)) { locked in
+            var record = RecordWriter(sequence: journal.sequence + 1, count: 2)
+            record.add(key: "k") { $0.append(contentsOf: [0xFF, 0x00]) }
+            record.addRemoval(key: "marker")
+            _ = try journal.append(record.sealed(), locked: locked)
+            _ = journal.announce(locked: locked)
+        }
+        #expect(store.core.cache.position < journal.sequence)  // not caught up in the background
+        try store.setValue(.integer(1), forKey: "mine")
+        #expect(store.value(forKey: "k") == .string("good"))
+        #expect(store.value(forKey: "marker") == nil)
+        #expect(recorder.issues.contains { "\($0)".contains("cannot decode the values of [\"k\"]") })
+    }
+
     /// Item 4: a value another process wrote that this release cannot decode (a newer release's)
     /// is reported and ignored, never published as a removal.
     @Test func anUndecodableValueIsNotARemoval() async throws {

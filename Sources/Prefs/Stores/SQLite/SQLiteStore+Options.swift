@@ -37,9 +37,10 @@ extension SQLiteStore {
         public var busyTimeout: Duration
         /// The longest a store's watch sleeps without looking for other processes' writes.
         ///
-        /// Every write wakes the watches that sleep, so this is only a safety net (10 s by
-        /// default; a store opened read-only, which cannot ask to be woken, looks at least once a
-        /// second). Reads never wait for it: a read looks at the journal itself.
+        /// Every write wakes the watches of stores with observers, so for them this is only a
+        /// safety net (10 s by default; a store opened read-only, which cannot ask to be woken,
+        /// looks at least once a second). The watch of a store nobody observes looks only this
+        /// often. Reads never wait for it: a read looks at the journal itself.
         public var refreshInterval: Duration
         /// The data protection class of the store's files where there is data protection (iOS and
         /// its siblings); ``FileProtection/completeUntilFirstUserAuthentication`` by default.
