@@ -70,6 +70,23 @@ import Testing
     /// On 64-bit platforms a short string's slot keeps the small string's own words (read back
     /// with nothing to validate): the layout probe must recognise this platform's `String`, or
     /// the short-string read would quietly take the slower path.
+    /// A writer makes room before the journal's lock, so the keys a catch-up adds under it do
+    /// not grow the table there; the values stay where they were.
+    @Test(arguments: [0, 10, 1_000, 5_000])
+    func makingRoomLeavesAnEighthFreeAndEveryValue(count: Int) {
+        var table = KeyTable()
+        for index in 0..<count { table[StoreKey("key.\(index)")] = .integer(Int64(index)) }
+        table.makeRoom()
+        #expect(table.roomBeforeGrowing >= max(16, count / 8))
+        #expect(table.count == count)
+        for index in stride(from: 0, to: count, by: 97) {
+            #expect(table[StoreKey("key.\(index)")] == .integer(Int64(index)))
+        }
+        let room = table.roomBeforeGrowing
+        table.makeRoom()  // nothing to do: no second growth
+        #expect(table.roomBeforeGrowing == room)
+    }
+
     @Test func theSmallStringLayoutIsRecognisedOn64BitPlatforms() {
         #expect(ReadSlots.smallStringWordsAreKnown == (MemoryLayout<Int>.size == 8))
     }

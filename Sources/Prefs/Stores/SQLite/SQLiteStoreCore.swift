@@ -185,7 +185,10 @@ final class SQLiteStoreCore: Sendable {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
-        if let keyHash { cache.withLock { $0.values.prefetch(hash: keyHash, step: .slot) } }
+        cache.withLock { cache in
+            cache.values.makeRoom()
+            if let keyHash { cache.values.prefetch(hash: keyHash, step: .slot) }
+        }
         if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
         return try withWriter { looks in
             try fileCheck.verify(&looks)
