@@ -97,22 +97,31 @@ package struct RecordWriter {
 
     /// The record's bytes: length and checksum filled in, padded to a multiple of 8.
     package consuming func sealed() -> [UInt8] {
+        let sequence = bytes.withUnsafeBytes {
+            UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+        var record = sealedUnnumbered()
+        Self.number(&record, sequence: sequence)
+        return record
+    }
+
+    /// The record's bytes with its length filled in and padded, but no checksum: not a record
+    /// until ``number(_:sequence:)`` gives it its number (a write that knows its record before
+    /// taking the journal's lock encodes it outside, and numbers it under the lock).
+    package consuming func sealedUnnumbered() -> [UInt8] {
         let length = bytes.count
-        bytes.withUnsafeMutableBytes { buffer in
-            buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
-            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
-            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        bytes.withUnsafeMutableBytes {
+            $0.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
         }
         bytes.append(contentsOf: repeatElement(0, count: JournalRecord.padding(length)))
         return bytes
     }
 
-    /// Gives a sealed record the sequence number `sequence`, and its checksum again: a write that
-    /// knows its record before taking the journal's lock encodes it outside, and numbers it
-    /// under the lock.
+    /// Gives a record its sequence number `sequence` and its checksum (over everything after the
+    /// checksum, up to the length).
     ///
     /// ```swift
-    /// var record = writer.sealed()  // made with sequence 0
+    /// var record = writer.sealedUnnumbered()
     /// RecordWriter.number(&record, sequence: journal.sequence + 1)
     /// ```
     package static func number(_ record: inout [UInt8], sequence: UInt64) {

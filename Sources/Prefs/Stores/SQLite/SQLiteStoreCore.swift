@@ -132,10 +132,10 @@ final class SQLiteStoreCore: Sendable {
     /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
         // Checked and encoded before the locks, numbered under the journal's: the journal is
-        // held only for what must be (a record numbered 0 is never appended).
+        // held only for what must be.
         try value?.checkNesting()
         let write = Writes.one(key, value)
-        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoded: write.encoded(sequence: 0)) {
+        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoded: write.encoded(sequence: nil)) {
             (write, ())
         }
     }
@@ -166,10 +166,12 @@ final class SQLiteStoreCore: Sendable {
             }
         }
 
-        func encoded(sequence: UInt64) -> [UInt8] {
-            var record = RecordWriter(sequence: sequence, count: count)
+        /// The record of these writes, numbered `sequence`; without a number (nor checksum, for
+        /// ``RecordWriter/number(_:sequence:)`` to give) when `sequence` is `nil`.
+        func encoded(sequence: UInt64?) -> [UInt8] {
+            var record = RecordWriter(sequence: sequence ?? 0, count: count)
             each { key, value in record.add(key, value) }
-            return record.sealed()
+            return sequence == nil ? record.sealedUnnumbered() : record.sealed()
         }
     }
 
@@ -254,7 +256,7 @@ final class SQLiteStoreCore: Sendable {
     /// The write itself; sets `result` unless the cache fell behind what the journal holds.
     ///
     /// `prepared`: the record of the writes `produce` returns, already checked and encoded (with
-    /// sequence number 0), when they were known before the lock.
+    /// neither number nor checksum), when they were known before the lock.
     private func commitHoldingLock<Result>(
         _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout [UInt8]?,
         _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
