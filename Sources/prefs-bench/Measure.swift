@@ -18,30 +18,33 @@ enum Measure {
         return median(samples)
     }
 
-    /// How many turns of each loop ``sideBySide(operations:repetitions:_:_:)`` callers take
+    /// How many turns of each loop ``sideBySide(operations:repetitions:_:_:settle:)`` callers take
     /// per repetition of the other figures (with as many operations in all).
     static let turnsPerRepetition = 5
 
     /// Nanoseconds per operation of two loops compared with each other, their repetitions taken
     /// in turns, each going first every other round (a b, b a, a b, …), so that neither a slower
     /// stretch of the machine nor running second weighs on one alone: the medians of each,
-    /// after one warm-up run of each.
+    /// after one warm-up run of each. `settle` runs untimed after each run (to finish what a run
+    /// left for the background, so the next run does not pay for it).
     static func sideBySide(
-        operations: Int, repetitions: Int, _ first: () -> Void, _ second: () -> Void
-    ) -> (first: Double, second: Double) {
-        first()
-        second()
+        operations: Int, repetitions: Int, _ first: () throws -> Void, _ second: () throws -> Void,
+        settle: () -> Void = {}
+    ) rethrows -> (first: Double, second: Double) {
         var samples: ([Double], [Double]) = ([], [])
-        func time(_ body: () -> Void) -> Double {
-            ContinuousClock().measure(body).nanoseconds / Double(operations)
+        func time(_ body: () throws -> Void) throws -> Double {
+            defer { settle() }
+            return try ContinuousClock().measure(body).nanoseconds / Double(operations)
         }
+        _ = try time(first)
+        _ = try time(second)
         for round in 0..<max(repetitions, 6) {
             if round % 2 == 0 {
-                samples.0.append(time(first))
-                samples.1.append(time(second))
+                samples.0.append(try time(first))
+                samples.1.append(try time(second))
             } else {
-                samples.1.append(time(second))
-                samples.0.append(time(first))
+                samples.1.append(try time(second))
+                samples.0.append(try time(first))
             }
         }
         return (median(samples.0), median(samples.1))

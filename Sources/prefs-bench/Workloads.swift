@@ -186,6 +186,39 @@ struct Workloads {
         return (write, records > 0 ? Double(after.cpuNanoseconds &- before.cpuNanoseconds) / records : .nan)
     }
 
+    /// Nanoseconds per write with 100 keys stored and with `keys` keys stored, measured side by
+    /// side: turns of each store taken alternately, each flushed after its turn (untimed), so
+    /// that neither a slower stretch of the machine nor the other store's checkpoints weigh on
+    /// one alone. A turn is as many writes as a repetition of ``sqliteWrite(withKeysStored:)``,
+    /// so each moves its own records into SQLite several times, in the background.
+    func sqliteWriteSideBySide(withKeysStored keys: Int) throws -> (hundred: Double, many: Double) {
+        func prepared(_ keys: Int) throws -> (store: SQLiteStore, names: [String]) {
+            let store = try SQLiteStore(path: Scratch.path("growth-pair-\(keys).sqlite"))
+            try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
+            try store.flush()
+            return (store, (0..<sizes.writes).map { "k\(($0 * 7_919) % keys)" })
+        }
+        let hundred = try prepared(100)
+        let many = try prepared(keys)
+        func write(_ stored: (store: SQLiteStore, names: [String])) throws {
+            for (index, name) in stored.names.enumerated() {
+                try stored.store.setValue(.integer(Int64(index)), forKey: name)
+            }
+        }
+        let (first, second) = try Measure.sideBySide(
+            operations: sizes.writes, repetitions: sizes.repetitions
+        ) {
+            try write(hundred)
+        } _: {
+            try write(many)
+        } settle: {
+            // A failure here fails the next turn's writes, which report it.
+            try? hundred.store.flush()
+            try? many.store.flush()
+        }
+        return (first, second)
+    }
+
     /// Nanoseconds per `UserDefaults` set + `synchronize()` with `keys` keys stored.
     func foundationWrite(withKeysStored keys: Int) -> Double {
         let suite = Scratch.path("growth-suite-\(keys)")
