@@ -68,6 +68,7 @@ extension SQLiteStoreCore {
     ///
     /// Returns whether there was anything new.
     func lookForChanges() -> Bool {
+        watchLooks.add(1, ordering: .relaxed)
         guard let journal else {
             // No journal: SQLite's `data_version` says whether another connection committed.
             let moved =

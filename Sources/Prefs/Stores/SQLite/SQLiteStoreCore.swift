@@ -2,6 +2,7 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
+import Synchronization
 
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
@@ -62,6 +63,8 @@ final class SQLiteStoreCore: Sendable {
     let cache: StoreCache
     let checkpointer: Checkpointer
     var observers: StoreObservers { cache.observers }
+    /// How many times the watch looked for other stores' writes (``lookForChanges()``).
+    let watchLooks = Atomic<Int>(0)
     /// The busy timeout in milliseconds, for the journal's lock.
     private let lockTimeout: Int64
 
