@@ -17,16 +17,27 @@ final class RawSQLite {
 
     init(path: String, synchronous: String = "NORMAL") {
         sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        sqlite3_exec(
-            handle,
-            """
-            PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
-            CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
-            """, nil, nil, nil)
-        sqlite3_prepare_v2(
+        // Four processes creating one new file at once: switching it to WAL can be refused as
+        // busy without the busy handler's wait, which left the table missing and every write
+        // failing. The setup is tried again until it succeeds (for at most 10 s).
+        let deadline = Date().addingTimeInterval(10)
+        var setup: Int32
+        repeat {
+            setup = sqlite3_exec(
+                handle,
+                """
+                PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
+                CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
+                """, nil, nil, nil)
+            if setup != SQLITE_OK { usleep(1_000) }
+        } while setup != SQLITE_OK && Date() < deadline
+        let prepared = sqlite3_prepare_v2(
             handle,
             "INSERT INTO entries(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             -1, &upsert, nil)
+        if setup != SQLITE_OK || prepared != SQLITE_OK {
+            fatalError("raw SQLite setup of \(path) failed: \(String(cString: sqlite3_errmsg(handle)))")
+        }
     }
 
     deinit {
