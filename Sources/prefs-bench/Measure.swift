@@ -22,11 +22,12 @@ enum Measure {
     /// per repetition of the other figures (with as many operations in all).
     static let turnsPerRepetition = 5
 
-    /// Nanoseconds per operation of two loops compared with each other, their repetitions taken
-    /// in turns, each going first every other round (a b, b a, a b, …), so that neither a slower
-    /// stretch of the machine nor running second weighs on one alone: the medians of each,
-    /// after one warm-up run of each. `settle` runs untimed after each run (to finish what a run
-    /// left for the background, so the next run does not pay for it).
+    /// Nanoseconds per operation of two loops compared with each other, run in turns.
+    ///
+    /// Each goes first every other round (a b, b a, a b, …), so that neither a slower stretch of
+    /// the machine nor running second weighs on one alone: the medians of each, after one
+    /// warm-up run of each. `settle` runs untimed after each run (to finish what a run left for
+    /// the background, so the next run does not pay for it).
     static func sideBySide(
         operations: Int, repetitions: Int, _ first: () throws -> Void, _ second: () throws -> Void,
         settle: () -> Void = {}

@@ -186,11 +186,12 @@ struct Workloads {
         return (write, records > 0 ? Double(after.cpuNanoseconds &- before.cpuNanoseconds) / records : .nan)
     }
 
-    /// Nanoseconds per write with 100 keys stored and with `keys` keys stored, measured side by
-    /// side: turns of each store taken alternately, each flushed after its turn (untimed), so
-    /// that neither a slower stretch of the machine nor the other store's checkpoints weigh on
-    /// one alone. A turn is as many writes as a repetition of ``sqliteWrite(withKeysStored:)``,
-    /// so each moves its own records into SQLite several times, in the background.
+    /// Nanoseconds per write with 100 keys stored and with `keys` keys stored, side by side.
+    ///
+    /// Turns of each store are taken alternately, each flushed after its turn (untimed), so that
+    /// neither a slower stretch of the machine nor the other store's checkpoints weigh on one
+    /// alone. A turn is as many writes as a repetition of ``sqliteWrite(withKeysStored:)``, so
+    /// each moves its own records into SQLite several times, in the background.
     func sqliteWriteSideBySide(withKeysStored keys: Int) throws -> (hundred: Double, many: Double) {
         func prepared(_ keys: Int) throws -> (store: SQLiteStore, names: [String]) {
             let store = try SQLiteStore(path: Scratch.path("growth-pair-\(keys).sqlite"))

@@ -67,9 +67,6 @@ import Testing
         }
     }
 
-    /// On 64-bit platforms a short string's slot keeps the small string's own words (read back
-    /// with nothing to validate): the layout probe must recognise this platform's `String`, or
-    /// the short-string read would quietly take the slower path.
     /// A writer makes room before the journal's lock, so the keys a catch-up adds under it do
     /// not grow the table there; the values stay where they were.
     @Test(arguments: [0, 10, 1_000, 5_000])
@@ -87,6 +84,9 @@ import Testing
         #expect(table.roomBeforeGrowing == room)
     }
 
+    /// On 64-bit platforms a short string's slot keeps the small string's own words (read back
+    /// with nothing to validate): the layout probe must recognise this platform's `String`, or
+    /// the short-string read would quietly take the slower path.
     @Test func theSmallStringLayoutIsRecognisedOn64BitPlatforms() {
         #expect(ReadSlots.smallStringWordsAreKnown == (MemoryLayout<Int>.size == 8))
     }
