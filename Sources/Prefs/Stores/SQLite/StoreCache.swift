@@ -83,7 +83,7 @@ final class StoreCache: Sendable {
             let base = journal.baseSequence
             let end = journal.writeOffset
             guard cache.position.sequence >= base else { return .behind }
-            var scan = RecordScan(journal: journal, from: start(in: journal, cache), to: end, after: 0)
+            var scan = RecordScan(journal: journal, from: start(of: cache, in: generation), to: end, after: 0)
             var records: [JournalRecord] = []
             while let record = scan.next() {
                 if record.sequence > cache.position.sequence { records.append(record) }
@@ -118,7 +118,7 @@ final class StoreCache: Sendable {
         guard cache.position.sequence >= journal.baseSequence else { return .behind }
         let generation = journal.generation
         var scan = RecordScan(
-            journal: journal, from: start(in: journal, cache), to: journal.writeOffset, after: 0)
+            journal: journal, from: start(of: cache, in: generation), to: journal.writeOffset, after: 0)
         var application = RecordApplication(observers: observers)
         while scan.nextInPlace(
             skipping: cache.position.sequence,
@@ -132,10 +132,10 @@ final class StoreCache: Sendable {
         return finish(&cache, after: scan, announced: journal.sequence, generation: generation, application)
     }
 
-    /// Where the records after the cache's position start: where it stopped, unless records were
-    /// moved since (then from the first, stepping over those it has).
-    private func start(in journal: Journal, _ cache: SQLiteStore.Cache) -> Int {
-        cache.position.generation == journal.generation ? cache.position.offset : Journal.Layout.headerSize
+    /// Where the records after the cache's position start in the journal's `generation`: where it
+    /// stopped, unless records were moved since (then from the first, stepping over those it has).
+    private func start(of cache: SQLiteStore.Cache, in generation: UInt64) -> Int {
+        cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
     }
 
     /// Moves the position past what `scan` read, reports damage and undecodable values.
