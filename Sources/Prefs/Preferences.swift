@@ -27,6 +27,9 @@ public struct Preferences: Sendable {
     /// The store when it is a ``UserDefaultsStore``: reads of standard types cast its object
     /// once (``directValue(of:from:)``).
     @usableFromInline let userDefaultsStore: UserDefaultsStore?
+    /// The store when it is a ``SQLiteStore``: reads of standard types build the value from its
+    /// read slot's words (``sqliteValue(of:)``).
+    @usableFromInline let sqliteStore: SQLiteStore?
 
     /// Creates a handle on `store`.
     ///
@@ -38,6 +41,7 @@ public struct Preferences: Sendable {
         self.diagnostics = diagnostics
         system = nil
         userDefaultsStore = store as? UserDefaultsStore
+        sqliteStore = store as? SQLiteStore
     }
 
     /// Creates a handle on `store` under an administrator's layer: its locked values win over
@@ -53,6 +57,7 @@ public struct Preferences: Sendable {
         self.diagnostics = diagnostics
         self.system = system
         userDefaultsStore = store as? UserDefaultsStore
+        sqliteStore = store as? SQLiteStore
         if let problem = system?.problem {
             diagnostics.report(
                 PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
@@ -69,6 +74,7 @@ public struct Preferences: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             guard let system else {
+                if let value = sqliteValue(of: key) { return value }
                 if let userDefaultsStore, let value = directValue(of: key, from: userDefaultsStore) {
                     return value
                 }

@@ -23,7 +23,7 @@ extension Preferences {
     /// ```
     @inlinable @inline(never)
     func directValue<Value>(of key: Key<Value>, from store: UserDefaultsStore) -> Value? {
-        guard key.coding == nil, key.allowed == nil, key.hasOneSpelling,
+        guard key.isPlain, key.hasOneSpelling,
             Value.self == String.self || Value.self == Int.self || Value.self == Double.self
                 || Value.self == Bool.self
         else { return nil }

@@ -43,8 +43,10 @@ import Foundation
 /// ```
 final class ReadSlots: @unchecked Sendable {
     /// The seed of key hashes (the process's, shared with ``KeyTable``).
-    let seed = KeyTable.processSeed
+    var seed: UInt64 { reader.seed }
     private let words: UnsafeMutablePointer<UInt64>
+    /// What a read needs, without retaining this object.
+    let reader: Reader
 
     private static let slotCount = 128
     private static let wordsPerSlot = 11
@@ -63,13 +65,6 @@ final class ReadSlots: @unchecked Sendable {
     private static let stringWord = 10
     /// Longest string a slot holds: a small string, which needs no allocation to rebuild.
     static let maximumStringLength = 15
-
-    private enum Kind: UInt64 {
-        case empty = 0
-        case missing, bool, integer, double, date, string
-        /// A small string's own two words.
-        case smallString
-    }
 
     /// Whether `String` lays out a small string as this type expects (probed once per process).
     ///
@@ -98,48 +93,83 @@ final class ReadSlots: @unchecked Sendable {
         let count = Self.slotCount * Self.wordsPerSlot
         words = .allocate(capacity: count)
         words.initialize(repeating: 0, count: count)
+        reader = Reader(words: words, seed: KeyTable.processSeed)
     }
 
     deinit { words.deallocate() }
 
-    /// The answer a slot holds for the key, or `nil` when the cache must be asked: `.some(nil)`
-    /// means no value is stored.
-    @inline(__always)
+    /// What a read needs of the slots, as plain values: a read copies it out of the cache
+    /// and retains nothing (a retain and a release of the slots were a fifth of a read).
+    ///
+    /// Valid while its slots live: ``StoreCache`` keeps both for as long as it lives, and a
+    /// read holds the store. `@unchecked Sendable`: the words it points at are only ever
+    /// accessed atomically.
+    struct Reader: @unchecked Sendable {
+        fileprivate let words: UnsafeMutablePointer<UInt64>
+        /// The seed of key hashes (the process's, shared with ``KeyTable``).
+        let seed: UInt64
+
+        /// The answer a slot holds for the key, or `nil` when the cache must be asked.
+        @inline(__always)
+        func answer(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64) -> SlotAnswer? {
+            guard key.count <= ReadSlots.maximumKeyLength else { return nil }
+            let slot = self.slot(hash)
+            let sequence = prefs_atomic_load64(slot)
+            guard sequence & 1 == 0,
+                prefs_atomic_load64_relaxed(slot + ReadSlots.positionWord) >= journalSequence,
+                prefs_atomic_load64_relaxed(slot + ReadSlots.hashWord) == hash
+            else { return nil }
+            let shape = prefs_atomic_load64_relaxed(slot + ReadSlots.shapeWord)
+            let kind = SlotKind(rawValue: UInt8(truncatingIfNeeded: shape))
+            guard shape >> 8 & 0xFF == UInt64(key.count), keyMatches(key, slot), kind != .empty else {
+                return nil
+            }
+            let bits = prefs_atomic_load64_relaxed(slot + ReadSlots.bitsWord)
+            // The string's second word only for a string: a number's read stays as short as it was.
+            let more = kind >= .string ? prefs_atomic_load64_relaxed(slot + ReadSlots.stringWord) : 0
+            prefs_atomic_fence_acquire()
+            guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
+            return SlotAnswer(shape: shape, bits: bits, more: more)
+        }
+
+        /// The answer as a stored value: `.some(nil)` means no value is stored.
+        @inline(__always)
+        func value(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64)
+            -> PropertyListValue??
+        {
+            answer(hash: hash, key: key, journalSequence: journalSequence).map(\.value)
+        }
+
+        @inline(__always)
+        fileprivate func slot(_ hash: UInt64) -> UnsafeMutablePointer<UInt64> {
+            words + Int(truncatingIfNeeded: hash & UInt64(ReadSlots.slotCount - 1)) * ReadSlots.wordsPerSlot
+        }
+
+        @inline(__always)
+        private func keyMatches(_ key: UnsafeBufferPointer<UInt8>, _ slot: UnsafeMutablePointer<UInt64>)
+            -> Bool
+        {
+            for index in 0..<(key.count + 7) / 8
+            where prefs_atomic_load64_relaxed(slot + ReadSlots.keyWords + index)
+                != ReadSlots.keyWord(key, index)
+            {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// The answer a slot holds for the key (see ``Reader/value(hash:key:journalSequence:)``).
     func value(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64) -> PropertyListValue??
     {
-        guard key.count <= Self.maximumKeyLength else { return nil }
-        let slot = self.slot(hash)
-        let sequence = prefs_atomic_load64(slot)
-        guard sequence & 1 == 0,
-            prefs_atomic_load64_relaxed(slot + Self.positionWord) >= journalSequence,
-            prefs_atomic_load64_relaxed(slot + Self.hashWord) == hash
-        else { return nil }
-        let shape = prefs_atomic_load64_relaxed(slot + Self.shapeWord)
-        guard shape >> 8 & 0xFF == UInt64(key.count), keyMatches(key, slot) else { return nil }
-        let bits = prefs_atomic_load64_relaxed(slot + Self.bitsWord)
-        // The string's second word only for a string: a number's read stays as short as it was.
-        let more =
-            shape & 0xFF >= Kind.string.rawValue ? prefs_atomic_load64_relaxed(slot + Self.stringWord) : 0
-        prefs_atomic_fence_acquire()
-        guard prefs_atomic_load64_relaxed(slot) == sequence else { return nil }
-        switch shape & 0xFF {
-        // Words a fill took from an immortal small string (checked there): that string again.
-        case Kind.smallString.rawValue: return .string(unsafeBitCast((bits, more), to: String.self))
-        case Kind.string.rawValue: return .string(Self.string(bits, more, count: Int(shape >> 16 & 0xFF)))
-        case Kind.missing.rawValue: return .some(nil)
-        case Kind.bool.rawValue: return .bool(bits != 0)
-        case Kind.integer.rawValue: return .integer(Int64(bitPattern: bits))
-        case Kind.double.rawValue: return .double(Double(bitPattern: bits))
-        case Kind.date.rawValue: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
-        default: return nil  // empty
-        }
+        reader.value(hash: hash, key: key, journalSequence: journalSequence)
     }
 
     /// Remembers the cache's value for a key at `position` (holding the cache's lock), when it
     /// is a plain value and the key is short enough; otherwise leaves the slot as it is.
     func fill(hash: UInt64, key: UnsafeBufferPointer<UInt8>, value: PropertyListValue?, position: UInt64) {
         guard key.count <= Self.maximumKeyLength else { return }
-        let kind: Kind
+        let kind: SlotKind
         let bits: UInt64
         switch value {
         case nil: (kind, bits) = (.missing, 0)
@@ -153,7 +183,7 @@ final class ReadSlots: @unchecked Sendable {
             write(slot) {
                 fillKey(
                     slot, hash: hash, key: key, position: position,
-                    shape: UInt64(words.count) << 16 | kind.rawValue)
+                    shape: UInt64(words.count) << 16 | kind.shape)
                 prefs_atomic_store64_relaxed(slot + Self.bitsWord, words.first)
                 prefs_atomic_store64_relaxed(slot + Self.stringWord, words.second)
             }
@@ -162,7 +192,7 @@ final class ReadSlots: @unchecked Sendable {
         }
         let slot = self.slot(hash)
         write(slot) {
-            fillKey(slot, hash: hash, key: key, position: position, shape: kind.rawValue)
+            fillKey(slot, hash: hash, key: key, position: position, shape: kind.shape)
             prefs_atomic_store64_relaxed(slot + Self.bitsWord, bits)
         }
     }
@@ -184,7 +214,7 @@ final class ReadSlots: @unchecked Sendable {
     ///
     /// Its own words when it is an immortal small string; else its UTF-8 bytes.
     private static func stringWords(_ text: String) -> (
-        words: (first: UInt64, second: UInt64, count: Int), kind: Kind
+        words: (first: UInt64, second: UInt64, count: Int), kind: SlotKind
     )? {
         var text = text
         let count = text.utf8.count
@@ -199,35 +229,24 @@ final class ReadSlots: @unchecked Sendable {
         }
     }
 
-    /// The string whose UTF-8 is the first `count` bytes of two words (little-endian).
-    @inline(__always)
-    private static func string(_ first: UInt64, _ second: UInt64, count: Int) -> String {
-        var words = (first.littleEndian, second.littleEndian)
-        return withUnsafeBytes(of: &words) { raw in
-            String(
-                decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]).bindMemory(to: UInt8.self),
-                as: UTF8.self)
-        }
-    }
-
     /// Whether the slot for this hash keeps a small string's own words (for tests).
     func keepsSmallStringWords(hash: UInt64) -> Bool {
-        prefs_atomic_load64_relaxed(slot(hash) + Self.shapeWord) & 0xFF == Kind.smallString.rawValue
+        prefs_atomic_load64_relaxed(slot(hash) + Self.shapeWord) & 0xFF == SlotKind.smallString.shape
     }
 
     /// Empties the slot a key with this hash maps to (holding the cache's lock).
     func invalidate(hash: UInt64) {
         let slot = self.slot(hash)
-        guard prefs_atomic_load64_relaxed(slot + Self.shapeWord) & 0xFF != Kind.empty.rawValue else { return }
-        write(slot) { prefs_atomic_store64_relaxed(slot + Self.shapeWord, Kind.empty.rawValue) }
+        guard prefs_atomic_load64_relaxed(slot + Self.shapeWord) & 0xFF != SlotKind.empty.shape else {
+            return
+        }
+        write(slot) { prefs_atomic_store64_relaxed(slot + Self.shapeWord, SlotKind.empty.shape) }
     }
 
     // MARK: - Inside
 
     @inline(__always)
-    private func slot(_ hash: UInt64) -> UnsafeMutablePointer<UInt64> {
-        words + Int(truncatingIfNeeded: hash & UInt64(Self.slotCount - 1)) * Self.wordsPerSlot
-    }
+    private func slot(_ hash: UInt64) -> UnsafeMutablePointer<UInt64> { reader.slot(hash) }
 
     /// A sequence lock's write: odd while the words change, even (and one step on) after.
     private func write(_ slot: UnsafeMutablePointer<UInt64>, _ body: () -> Void) {
@@ -242,14 +261,5 @@ final class ReadSlots: @unchecked Sendable {
     @inline(__always)
     private static func keyWord(_ key: UnsafeBufferPointer<UInt8>, _ index: Int) -> UInt64 {
         KeyTable.word(UnsafeRawBufferPointer(key), from: index * 8)
-    }
-
-    @inline(__always)
-    private func keyMatches(_ key: UnsafeBufferPointer<UInt8>, _ slot: UnsafeMutablePointer<UInt64>) -> Bool {
-        for index in 0..<(key.count + 7) / 8
-        where prefs_atomic_load64_relaxed(slot + Self.keyWords + index) != Self.keyWord(key, index) {
-            return false
-        }
-        return true
     }
 }

@@ -95,6 +95,11 @@ public final class SQLiteStore: PreferenceStore {
         core.value(for: StoreKey(key))
     }
 
+    /// The stored value as the cache answered it: a read slot's words, or its value (see
+    /// ``value(forKey:)``); for ``Preferences``' typed reads.
+    @usableFromInline
+    func lookUp(_ key: String) -> StoredRead { core.lookUp(StoreKey(key)) }
+
     /// Every stored key and value, from the cache.
     public func snapshot() -> [StoreKey: PropertyListValue] {
         core.read { $0.values.dictionary }

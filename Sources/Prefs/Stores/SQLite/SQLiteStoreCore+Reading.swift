@@ -11,21 +11,30 @@ extension SQLiteStoreCore {
     /// The value under `key`, current with every write made before this call: a plain value read
     /// lately is one load of the journal's sequence number and a look at its slot (see
     /// ``ReadSlots``); anything else is the cache's lock and that same load when nothing changed.
-    func value(for key: StoreKey) -> PropertyListValue? {
-        guard let journalSequence = cache.journalSequence else { return read { $0.values.value(for: key) } }
-        let readSlots = cache.readSlots
+    func value(for key: StoreKey) -> PropertyListValue? { lookUp(key).value }
+
+    /// What ``value(for:)`` reads, as it found it: a read slot's words, or the cache's value
+    /// (which then fills the slot for the next read).
+    func lookUp(_ key: StoreKey) -> StoredRead {
+        guard let journalSequence = cache.journalSequence else {
+            return .cache(read { $0.values.value(for: key) })
+        }
         var name = key.name
         return name.withUTF8 { bytes in
-            let hash = KeyTable.hash(bytes, seed: readSlots.seed)
-            let sequence = prefs_atomic_load64(journalSequence)
-            if let answer = readSlots.value(hash: hash, key: bytes, journalSequence: sequence) {
-                return answer
+            let slots = cache.slotReader  // plain values: nothing retained
+            let hash = KeyTable.hash(bytes, seed: slots.seed)
+            if let answer = slots.answer(
+                hash: hash, key: bytes, journalSequence: prefs_atomic_load64(journalSequence))
+            {
+                return .slot(answer)
             }
-            return read { cache in
-                let value = cache.values.value(for: key, hash: hash)
-                readSlots.fill(hash: hash, key: bytes, value: value, position: cache.position.sequence)
-                return value
-            }
+            return .cache(
+                read { cache in
+                    let value = cache.values.value(for: key, hash: hash)
+                    self.cache.readSlots.fill(
+                        hash: hash, key: bytes, value: value, position: cache.position.sequence)
+                    return value
+                })
         }
     }
 

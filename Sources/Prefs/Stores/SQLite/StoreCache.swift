@@ -21,6 +21,8 @@ final class StoreCache: Sendable {
     private let state: Locked<SQLiteStore.Cache>
     /// Plain values recently read, answered without the cache's lock.
     let readSlots = ReadSlots()
+    /// What a read from ``readSlots`` needs, copied out without a retain.
+    let slotReader: ReadSlots.Reader
     /// `nil` for a read-only store whose folder has no journal.
     let journal: Journal?
     /// The journal's sequence number in its mapping (which lives as long as `journal`).
@@ -38,6 +40,7 @@ final class StoreCache: Sendable {
         diagnostics: PreferenceDiagnostics
     ) {
         self.journal = journal
+        slotReader = readSlots.reader
         journalSequence = journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
         self.observers = observers
         self.path = path

@@ -1,0 +1,110 @@
+import Foundation
+
+/// What a read slot holds (the low byte of its shape word).
+///
+/// A struct of named constants rather than an enum: a read takes the byte as it is, where an
+/// enum's `init(rawValue:)` was a call of its own on every read.
+@usableFromInline
+struct SlotKind: Equatable, Comparable, Sendable {
+    @usableFromInline let rawValue: UInt8
+
+    @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    @inlinable static var empty: SlotKind { SlotKind(rawValue: 0) }
+    @inlinable static var missing: SlotKind { SlotKind(rawValue: 1) }
+    @inlinable static var bool: SlotKind { SlotKind(rawValue: 2) }
+    @inlinable static var integer: SlotKind { SlotKind(rawValue: 3) }
+    @inlinable static var double: SlotKind { SlotKind(rawValue: 4) }
+    @inlinable static var date: SlotKind { SlotKind(rawValue: 5) }
+    /// A string's UTF-8 bytes (up to 15), rebuilt on each read.
+    @inlinable static var string: SlotKind { SlotKind(rawValue: 6) }
+    /// A small string's own two words.
+    @inlinable static var smallString: SlotKind { SlotKind(rawValue: 7) }
+
+    /// The kind as it sits in a slot's shape word.
+    var shape: UInt64 { UInt64(rawValue) }
+
+    @usableFromInline
+    static func < (lhs: SlotKind, rhs: SlotKind) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A read slot's answer in its own words, for a typed read that builds its value from them
+/// (``Preferences`` reads a plain key of a standard type so, without a `PropertyListValue`).
+///
+/// ```swift
+/// if case .slot(let answer) = store.lookUp("theme"), answer.kind >= .string {
+///     print(answer.text)  // dark
+/// }
+/// ```
+@usableFromInline
+struct SlotAnswer: Sendable {
+    /// The slot's shape word.
+    ///
+    /// The kind in the low byte (never `.empty`), a string's length in UTF-8 bytes in the
+    /// third. Three words in all: an answer comes back in registers.
+    @usableFromInline let shape: UInt64
+    /// A number's bits, or a string's first word.
+    @usableFromInline let bits: UInt64
+    /// A string's second word.
+    @usableFromInline let more: UInt64
+
+    @inlinable var kind: SlotKind { SlotKind(rawValue: UInt8(truncatingIfNeeded: shape)) }
+    /// A string's length in UTF-8 bytes.
+    @inlinable var count: Int { Int(truncatingIfNeeded: shape >> 16 & 0xFF) }
+
+    /// The string a `.string` or `.smallString` answer holds.
+    @inlinable
+    var text: String {
+        // Words a fill took from an immortal small string (checked there): that string again.
+        kind == .smallString
+            ? unsafeBitCast((bits, more), to: String.self) : Self.string(bits, more, count: count)
+    }
+
+    /// The answer as a stored value (`nil`: no value is stored).
+    @usableFromInline
+    var value: PropertyListValue? {
+        switch kind {
+        case .string, .smallString: .string(text)
+        case .bool: .bool(bits != 0)
+        case .integer: .integer(Int64(bitPattern: bits))
+        case .double: .double(Double(bitPattern: bits))
+        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+        default: nil  // no value stored
+        }
+    }
+
+    /// The string whose UTF-8 is the first `count` bytes of two words (little-endian).
+    @usableFromInline
+    static func string(_ first: UInt64, _ second: UInt64, count: Int) -> String {
+        var words = (first.littleEndian, second.littleEndian)
+        return withUnsafeBytes(of: &words) { raw in
+            String(
+                decoding: UnsafeRawBufferPointer(rebasing: raw[..<count]).bindMemory(to: UInt8.self),
+                as: UTF8.self)
+        }
+    }
+}
+
+/// A read from a ``SQLiteStore``'s cache, as it was answered: by a read slot, without a lock,
+/// or by the cache itself.
+///
+/// ```swift
+/// switch store.lookUp("theme") {
+/// case .slot(let answer): print(answer.text)  // dark
+/// case .cache(let value): print(value as Any)
+/// }
+/// ```
+@usableFromInline
+enum StoredRead: Sendable {
+    case slot(SlotAnswer)
+    /// The cache's value (`nil`: none stored).
+    case cache(PropertyListValue?)
+
+    /// The stored value, whichever answered.
+    var value: PropertyListValue? {
+        switch self {
+        case .slot(let answer): answer.value
+        case .cache(let value): value
+        }
+    }
+}
