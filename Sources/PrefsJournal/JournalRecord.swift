@@ -153,6 +153,20 @@ package enum RecordEntries {
     package static func read(
         _ record: UnsafeRawBufferPointer, _ each: (_ key: String, _ value: Range<Int>?) -> Void
     ) -> RecordProblem? {
+        walk(record, handingOut: true, each)
+    }
+
+    /// What is wrong with `record`'s entries, or `nil` when ``read(_:_:)`` would take them all
+    /// (without making a string of any key).
+    package static func check(_ record: UnsafeRawBufferPointer) -> RecordProblem? {
+        walk(record, handingOut: false, { _, _ in })
+    }
+
+    /// Pass 0 checks every entry; pass 1, when `handingOut`, hands them to `each`.
+    private static func walk(
+        _ record: UnsafeRawBufferPointer, handingOut: Bool,
+        _ each: (_ key: String, _ value: Range<Int>?) -> Void
+    ) -> RecordProblem? {
         func read32(_ at: Int) -> Int {
             Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
         }
@@ -161,7 +175,7 @@ package enum RecordEntries {
         }
         let count = read32(16)
         let length = record.count
-        for pass in 0..<2 {
+        for pass in 0..<(handingOut ? 2 : 1) {
             var at = JournalRecord.headerSize
             for _ in 0..<count {
                 guard at + 8 <= length else { return RecordProblem("an entry runs past its record") }
@@ -264,21 +278,15 @@ package struct RecordScan {
         -> UInt64?
     {
         guard let length = nextLength() else { return nil }
-        let bytes = journal.bytesInPlace(at: offset, count: length)
-        let numbered = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let numbered = UInt64(
+            littleEndian: journal.bytesInPlace(at: offset, count: length).loadUnaligned(
+                fromByteOffset: 8, as: UInt64.self))
         if numbered <= skipped && numbered > lastSequence {
             lastSequence = numbered
             offset += length + JournalRecord.padding(length)
             return numbered
         }
-        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-        guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
-            return stop("a record at byte \(offset) fails its checksum")
-        }
-        let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        guard sequence > lastSequence else {
-            return stop("the record at byte \(offset) does not follow the one before")
-        }
+        guard let (bytes, sequence) = wholeRecord(length: length) else { return nil }
         let start = offset
         if let problem = RecordEntries.read(
             bytes,
@@ -294,6 +302,23 @@ package struct RecordScan {
         return sequence
     }
 
+    /// The next record's sequence number, the record checked whole in place as
+    /// ``nextInPlace(skipping:_:)`` checks it, and nothing of it read out.
+    ///
+    /// For a writer that appends after records it does not apply: it never appends after one
+    /// that readers would stop at (and a repair would then cut, with the write after it).
+    package mutating func nextChecked() -> UInt64? {
+        guard let length = nextLength(), let (bytes, sequence) = wholeRecord(length: length) else {
+            return nil
+        }
+        if let problem = RecordEntries.check(bytes) {
+            return stop("the record at byte \(offset): \(problem)")
+        }
+        lastSequence = sequence
+        offset += length + JournalRecord.padding(length)
+        return sequence
+    }
+
     /// The next record's sequence number, without decoding it (for records known to be good:
     /// the lock is held and they were checked when appended).
     mutating func nextHeader() -> (sequence: UInt64, length: Int)? {
@@ -302,6 +327,21 @@ package struct RecordScan {
         lastSequence = sequence
         offset += length + JournalRecord.padding(length)
         return (sequence, length)
+    }
+
+    /// The record at `offset`, `length` bytes, in place, and its sequence number: when its
+    /// checksum holds and it follows the one before.
+    private mutating func wholeRecord(length: Int) -> (bytes: UnsafeRawBufferPointer, sequence: UInt64)? {
+        let bytes = journal.bytesInPlace(at: offset, count: length)
+        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
+            return stop("a record at byte \(offset) fails its checksum")
+        }
+        let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard sequence > lastSequence else {
+            return stop("the record at byte \(offset) does not follow the one before")
+        }
+        return (bytes, sequence)
     }
 
     /// The length of the record at `offset` when it fits before `end`.

@@ -22,8 +22,8 @@ extension SQLiteStoreCore {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
-        let (outcome, wake) = try withWriter { looks in
-            try fileCheck.verify(&looks)
+        let (outcome, wake) = try withWriter { writer in
+            try fileCheck.verify(&writer.looks)
             return try sqlite.withDatabase(during: "moveIn") { database in
                 let connection = database.connection
                 try sqlite.perform {

@@ -37,7 +37,9 @@ extension SQLiteStore {
 /// SQLite, and the ``Checkpointer`` that moves the journal into SQLite.
 ///
 /// A write (``commit(_:)``) takes this process's writer lock and the journal's, brings the cache
-/// up to the journal, appends one record, applies it to the cache and announces it. A read
+/// up to the journal, appends one record, applies it to the cache and announces it; a write of
+/// one value among other stores' writes may append without applying anything
+/// (``appendAlone(_:_:_:_:after:)``), leaving the records to the next read. A read
 /// (``read(_:)``) brings the cache up to the journal, or to SQLite when a checkpoint dropped
 /// records it never saw.
 ///
@@ -54,9 +56,9 @@ final class SQLiteStoreCore: Sendable {
     let options: SQLiteStore.Options
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
     let journal: Journal?
-    /// One write at a time per store among this process's threads; holds what the file checks
-    /// remember between writes (see ``OpenedFileCheck``).
-    private let writer: TransactionLock<OpenedFileCheck.Looks>
+    /// One write at a time per store among this process's threads; holds what writes remember
+    /// between them.
+    private let writer: TransactionLock<WriterState>
     /// Asked before every write: is the file at the path still the one opened.
     let fileCheck: OpenedFileCheck
     let sqlite: StoreConnection
@@ -190,13 +192,17 @@ final class SQLiteStoreCore: Sendable {
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
-        cache.withLock { cache in
+        // Where the cache is: a write of one value may append without applying what others
+        // wrote since (``appendAlone(_:_:_:_:after:)``; were it out of date by the journal's
+        // lock, it would only check more records).
+        let position = cache.withLock { cache in
             cache.values.makeRoom()
             if let keyHash { cache.values.prefetch(hash: keyHash, step: .slot) }
+            return cache.position
         }
         if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
-        return try withWriter { looks in
-            try fileCheck.verify(&looks)
+        return try withWriter { writer in
+            try fileCheck.verify(&writer.looks)
             // Each pass that finds the cache behind the journal reads SQLite first. A checkpoint
             // of another process can drop records between that read and the journal's lock, but
             // it holds SQLite's write lock while it does, so it cannot do it every time; after
@@ -211,7 +217,15 @@ final class SQLiteStoreCore: Sendable {
                 }
                 var result: Result?
                 let turn = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
-                    try commitHoldingLock(journal, locked, keyHash: keyHash, &prepared, &result, produce)
+                    if prepared != nil,
+                        let appended = try appendAlone(
+                            journal, locked, &prepared!, &writer.checked, after: position)
+                    {
+                        result = try produce().result
+                        return appended
+                    }
+                    return try commitHoldingLock(
+                        journal, locked, keyHash: keyHash, &prepared, &result, produce)
                 }
                 if let result {
                     if case .appended(let start, let end, let wake) = turn {
@@ -228,8 +242,17 @@ final class SQLiteStoreCore: Sendable {
         }
     }
 
+    /// What a store's writes remember between them, under its writer lock.
+    struct WriterState {
+        /// What the file checks remember (see ``OpenedFileCheck``).
+        var looks = OpenedFileCheck.Looks()
+        /// Where the journal's records are checked whole up to, past the cache's position: the
+        /// end of the last record ``appendAlone(_:_:_:_:after:)`` appended.
+        var checked: Journal.Position?
+    }
+
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    func withWriter<Result>(_ body: (inout OpenedFileCheck.Looks) throws -> Result) throws -> Result {
+    func withWriter<Result>(_ body: (inout WriterState) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
         } catch let timeout as TransactionTimeoutError {
@@ -254,6 +277,40 @@ final class SQLiteStoreCore: Sendable {
         case nothingToWrite
         /// One record appended between these offsets; `wake`: watchers sleep, waiting for it.
         case appended(start: Int, end: Int, wake: Bool)
+    }
+
+    /// Appends one value's record without applying it, nor what other stores wrote before it,
+    /// when they wrote since this cache last caught up and nobody here observes the store.
+    ///
+    /// Applying their records (their keys made into strings, put into the table, which grows)
+    /// was most of a write's time holding the journal's lock while several processes write: the
+    /// next read applies them all, in order, this record included (a read after this write
+    /// returned sees it: the journal's sequence number is past the cache's). They are checked
+    /// whole first, each once (`checked` remembers how far), so that the record never lands
+    /// after one readers would stop at: then, or when the cache is current (applying this one
+    /// record is cheap), or when a checkpoint moved the records since (their places changed),
+    /// `nil`, and the write goes the usual way (``commitHoldingLock(_:_:keyHash:_:_:_:)``,
+    /// which repairs what it finds damaged).
+    private func appendAlone(
+        _ journal: Journal, _ locked: Journal.LockHeld, _ record: inout [UInt8],
+        _ checked: inout Journal.Position?,
+        after position: Journal.Position
+    ) throws -> LockedTurn? {
+        guard observers.count == 0 else { return nil }  // they hear each write as it is made
+        let generation = journal.generation
+        var from = position
+        guard from.sequence < journal.sequence else { return nil }
+        if let checked, checked.generation == generation, checked.sequence > from.sequence { from = checked }
+        guard from.generation == generation else { return nil }
+        var scan = RecordScan(
+            journal: journal, from: from.offset, to: journal.writeOffset, after: from.sequence)
+        while scan.nextChecked() != nil {}
+        guard scan.failure == nil, scan.lastSequence == journal.sequence else { return nil }
+        let sequence = journal.sequence + 1
+        RecordWriter.number(&record, sequence: sequence)
+        let end = try journal.append(record, locked: locked)
+        checked = Journal.Position(sequence: sequence, generation: generation, offset: end)
+        return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
     }
 
     /// The write itself; sets `result` unless the cache fell behind what the journal holds.
