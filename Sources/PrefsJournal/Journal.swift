@@ -191,7 +191,7 @@ package final class Journal: @unchecked Sendable {
     }
 
     /// The bytes from `offset` (within the mapping), copied without trusting them to hold still.
-    func copyBytes(at offset: Int, count: Int) -> [UInt8] {
+    package func copyBytes(at offset: Int, count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             prefs_racy_copy(buffer.baseAddress, mapping + offset, count)
             initialized = count

@@ -225,11 +225,35 @@ package struct RecordScan {
     /// Why the scan stopped before `end`, when it did.
     package private(set) var failure: String?
 
+    /// A copy of the journal's bytes from `start` on, read instead of the mapping when given.
+    private let copy: (bytes: UnsafeRawBufferPointer, start: Int)?
+
     package init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
         self.journal = journal
         self.offset = offset
         self.end = end
         lastSequence = sequence
+        copy = nil
+    }
+
+    /// A scan of `bytes`, a copy of `journal`'s bytes from `offset` on (offsets stay the
+    /// journal's), for ``nextInPlace(skipping:_:)``: a reader without the lock copies the
+    /// records once, checks that none moved meanwhile, and reads the copy in place.
+    package init(
+        copy bytes: UnsafeRawBufferPointer, of journal: Journal, from offset: Int, after sequence: UInt64
+    ) {
+        self.journal = journal
+        self.offset = offset
+        end = offset + bytes.count
+        lastSequence = sequence
+        copy = (bytes, offset)
+    }
+
+    /// The bytes at the journal's `offset`, in the copy or in place.
+    private func inPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+        guard let copy else { return journal.bytesInPlace(at: offset, count: count) }
+        return UnsafeRawBufferPointer(
+            rebasing: copy.bytes[(offset - copy.start)..<(offset - copy.start + count)])
     }
 
     /// The next record, decoded; `nil` at the end or at the first bad record (see ``failure``).
@@ -279,7 +303,7 @@ package struct RecordScan {
     {
         guard let length = nextLength() else { return nil }
         let numbered = UInt64(
-            littleEndian: journal.bytesInPlace(at: offset, count: length).loadUnaligned(
+            littleEndian: inPlace(at: offset, count: length).loadUnaligned(
                 fromByteOffset: 8, as: UInt64.self))
         if numbered <= skipped && numbered > lastSequence {
             lastSequence = numbered
@@ -332,7 +356,7 @@ package struct RecordScan {
     /// The record at `offset`, `length` bytes, in place, and its sequence number: when its
     /// checksum holds and it follows the one before.
     private mutating func wholeRecord(length: Int) -> (bytes: UnsafeRawBufferPointer, sequence: UInt64)? {
-        let bytes = journal.bytesInPlace(at: offset, count: length)
+        let bytes = inPlace(at: offset, count: length)
         let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
         guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
             return stop("a record at byte \(offset) fails its checksum")
@@ -347,7 +371,10 @@ package struct RecordScan {
     /// The length of the record at `offset` when it fits before `end`.
     private mutating func nextLength() -> Int? {
         guard failure == nil, offset + JournalRecord.headerSize <= end else { return nil }
-        let length = Int(journal.load(UInt32.self, at: offset))
+        let length =
+            copy == nil
+            ? Int(journal.load(UInt32.self, at: offset))
+            : Int(UInt32(littleEndian: inPlace(at: offset, count: 4).loadUnaligned(as: UInt32.self)))
         if length == 0 { return nil }  // zeros: where nothing was written yet
         guard length >= JournalRecord.headerSize, length <= end - offset else {
             return stop("the record at byte \(offset) claims \(length) bytes")

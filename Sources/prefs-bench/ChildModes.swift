@@ -120,7 +120,7 @@ enum ChildMode: String {
     /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
     /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys;
     /// `read-string PATH N`: typed reads of a short string; `catch-up PATH N`: two stores of one
-    /// file writing in turns.
+    /// file writing in turns; `read-catch-up PATH N`: a store reading after another's writes.
     private static func profile(_ a: [String]) throws {
         let count = Int(a.count > 2 ? a[2] : "") ?? 1_000_000
         switch a[0] {
@@ -163,6 +163,22 @@ enum ChildMode: String {
                 try writeSecond(index)
             }
             print("\((turns - firstAlone - secondAlone) / 4) ns per record caught up")
+        case "read-catch-up":
+            // A store that only reads, catching up with another's records without the journal's
+            // lock: per record applied.
+            let writer = try SQLiteStore(path: a[1])
+            let reader = try SQLiteStore(path: a[1])
+            var reading: UInt64 = 0
+            for round in 0..<max(1, count / 100) {
+                for index in 0..<100 {
+                    try writer.setValue(.integer(Int64(round)), forKey: "key.\(index)")
+                }
+                let start = DispatchTime.now().uptimeNanoseconds
+                consume(reader.value(forKey: "key.0"))
+                reading += DispatchTime.now().uptimeNanoseconds - start
+            }
+            print(
+                "\(Double(reading) / Double(max(1, count / 100) * 100)) ns per record a read catches up with")
         case "read-string":
             let store = try SQLiteStore(path: a[1])
             try store.setValue(.string("dark"), forKey: "theme")

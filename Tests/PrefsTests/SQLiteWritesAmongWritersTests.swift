@@ -157,4 +157,82 @@ import Testing
         #expect(reopened.value(forKey: "b") == .integer(Int64(writes - 1)))
         #expect(first.value(forKey: "b") == .integer(Int64(writes - 1)))
     }
+
+    /// A store that only reads catches up without the journal's lock from one copy of the
+    /// records; while checkpoints move them under it, it never applies what it copied mid-move:
+    /// every value it reads was written, none older than one acknowledged before the read.
+    @Test func readsWhileCheckpointsMoveTheRecordsSeeOnlyWrittenValues() async throws {
+        let path = TestFiles.uniquePath("among-moves")
+        let reader = try await quietStore(path)
+        let writer = try SQLiteStore(path: path)
+        let writes = 4_000
+        let acknowledged = Atomic<Int>(-1)
+        let done = Atomic<Bool>(false)
+        let failures = Locked<[String]>([])
+        onThreads(3) { thread in
+            switch thread {
+            case 0:
+                for index in 0..<writes {
+                    try? writer.setValue(.integer(Int64(index)), forKey: "n")
+                    try? writer.setValue(.string("filler \(index)"), forKey: "f\(index % 64)")
+                    acknowledged.store(index, ordering: .releasing)
+                }
+                done.store(true, ordering: .releasing)
+            case 1:
+                while !done.load(ordering: .acquiring) { try? writer.flush() }
+            default:
+                var last = -1
+                while !done.load(ordering: .acquiring) {
+                    let floor = acknowledged.load(ordering: .acquiring)
+                    switch reader.value(forKey: "n") {
+                    case .integer(let value) where value >= floor && value >= last && value < writes:
+                        last = Int(value)
+                    case nil where floor < 0:
+                        break
+                    case let other:
+                        failures.withLock {
+                            $0.append("read \(String(describing: other)) after \(floor), \(last)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+        #expect(reader.value(forKey: "n") == .integer(Int64(writes - 1)))
+        let reopened = try SQLiteStore(path: path)
+        #expect(reopened.value(forKey: "n") == .integer(Int64(writes - 1)))
+        #expect(reopened.value(forKey: "f\((writes - 1) % 64)") == .string("filler \(writes - 1)"))
+    }
+
+    /// Records moved (another store's checkpoint, then new records where they were) between a
+    /// reader's look at where they end and its copy of them: the copy is thrown away and the
+    /// read goes on from SQLite, every value there (without the generation's check, the reader
+    /// took the new records for the old ones' followers and never read the old ones).
+    @Test func aCopyOfRecordsThatMovedMeanwhileIsThrownAway() async throws {
+        let path = TestFiles.uniquePath("among-moved")
+        let writer = try SQLiteStore(path: path)
+        let moved = Locked(false)
+        var options = SQLiteStore.Options(refreshInterval: .seconds(3_600))
+        options.faults.beforeCopyingRecords = {
+            guard
+                !moved.withLock({ moved in
+                    defer { moved = true }
+                    return moved
+                })
+            else { return }
+            // Every record moved into SQLite and dropped, and as many new ones of the same size
+            // written where they were.
+            try? writer.flush()
+            for index in 0..<10 { try? writer.setValue(.integer(Int64(index + 100)), forKey: "y\(index)") }
+        }
+        let reader = try SQLiteStore(path: path, options: options)
+        #expect(await eventually { reader.core.watchLooks.load(ordering: .relaxed) == 1 })
+        for index in 0..<10 { try writer.setValue(.integer(Int64(index)), forKey: "x\(index)") }
+        #expect(reader.value(forKey: "x0") == .integer(0))
+        #expect(moved.withLock { $0 }, "the records moved under the read")
+        for index in 0..<10 {
+            #expect(reader.value(forKey: "x\(index)") == .integer(Int64(index)))
+            #expect(reader.value(forKey: "y\(index)") == .integer(Int64(index + 100)))
+        }
+    }
 }

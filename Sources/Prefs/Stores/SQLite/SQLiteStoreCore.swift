@@ -96,7 +96,7 @@ final class SQLiteStoreCore: Sendable {
             closesWhenIdle: opened.journal?.isWritable == true)
         cache = StoreCache(
             opened.cache, journal: opened.journal, observers: StoreObservers(label: "SQLite"), path: path,
-            diagnostics: options.diagnostics)
+            diagnostics: options.diagnostics, faults: options.faults)
         checkpointer = Checkpointer(path: path, options: options, journal: opened.journal, sqlite: sqlite)
     }
 

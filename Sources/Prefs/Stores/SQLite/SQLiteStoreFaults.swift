@@ -14,6 +14,9 @@ package struct SQLiteStoreFaults: Sendable {
     package var expireAtCheckpointStep: SQLiteStore.CheckpointStep?
     /// Called after opening has read the rows and before its read transaction ends.
     package var afterLoadingRows: (@Sendable () -> Void)?
+    /// Called when a read without the journal's lock has read where the records end and is
+    /// about to copy them (another store's checkpoint may move them then).
+    package var beforeCopyingRecords: (@Sendable () -> Void)?
 
     package init() {}
 }
