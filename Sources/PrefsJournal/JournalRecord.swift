@@ -153,7 +153,9 @@ package enum RecordEntries {
     package static func read(
         _ record: UnsafeRawBufferPointer, _ each: (_ key: String, _ value: Range<Int>?) -> Void
     ) -> RecordProblem? {
-        walk(record, handingOut: true, each)
+        walk(record, handingOut: true) { key, value in
+            each(String(decoding: UnsafeRawBufferPointer(rebasing: record[key]), as: UTF8.self), value)
+        }
     }
 
     /// What is wrong with `record`'s entries, or `nil` when ``read(_:_:)`` would take them all
@@ -162,10 +164,11 @@ package enum RecordEntries {
         walk(record, handingOut: false, { _, _ in })
     }
 
-    /// Pass 0 checks every entry; pass 1, when `handingOut`, hands them to `each`.
-    private static func walk(
+    /// Pass 0 checks every entry; pass 1, when `handingOut`, hands each to `each`: where its
+    /// key's UTF-8 and its value's stored encoding lie in `record`.
+    static func walk(
         _ record: UnsafeRawBufferPointer, handingOut: Bool,
-        _ each: (_ key: String, _ value: Range<Int>?) -> Void
+        _ each: (_ key: Range<Int>, _ value: Range<Int>?) -> Void
     ) -> RecordProblem? {
         func read32(_ at: Int) -> Int {
             Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
@@ -194,7 +197,7 @@ package enum RecordEntries {
                     }
                 } else {
                     let value = isRemoval ? nil : (at + keyLength)..<(at + keyLength + valueLength)
-                    each(String(decoding: keyBytes, as: UTF8.self), value)
+                    each(at..<at + keyLength, value)
                 }
                 at += keyLength + valueLength
             }
@@ -301,6 +304,32 @@ package struct RecordScan {
     )
         -> UInt64?
     {
+        nextEntries(skipping: skipped) { sequence, record, start, key, value in
+            handle(
+                sequence, String(decoding: UnsafeRawBufferPointer(rebasing: record[key]), as: UTF8.self),
+                value.map { ValueBytes(offset: start + $0.lowerBound, count: $0.count) })
+        }
+    }
+
+    /// The same, each key handed out as where its UTF-8 lies in the journal (no string made:
+    /// a checkpoint compares and binds the bytes themselves).
+    package mutating func nextInPlace(
+        skipping skipped: UInt64 = 0, keyBytes handle: (UInt64, ValueBytes, ValueBytes?) -> Void
+    ) -> UInt64? {
+        nextEntries(skipping: skipped) { sequence, _, start, key, value in
+            handle(
+                sequence, ValueBytes(offset: start + key.lowerBound, count: key.count),
+                value.map { ValueBytes(offset: start + $0.lowerBound, count: $0.count) })
+        }
+    }
+
+    /// The next record checked whole and its entries handed to `each`: the sequence number,
+    /// the record in place, where it starts in the journal, and where each key and value lie
+    /// in the record.
+    private mutating func nextEntries(
+        skipping skipped: UInt64,
+        _ each: (UInt64, UnsafeRawBufferPointer, Int, Range<Int>, Range<Int>?) -> Void
+    ) -> UInt64? {
         guard let length = nextLength() else { return nil }
         let numbered = UInt64(
             littleEndian: inPlace(at: offset, count: length).loadUnaligned(
@@ -312,12 +341,8 @@ package struct RecordScan {
         }
         guard let (bytes, sequence) = wholeRecord(length: length) else { return nil }
         let start = offset
-        if let problem = RecordEntries.read(
-            bytes,
-            { key, value in
-                handle(
-                    sequence, key, value.map { ValueBytes(offset: start + $0.lowerBound, count: $0.count) })
-            })
+        if let problem = RecordEntries.walk(
+            bytes, handingOut: true, { key, value in each(sequence, bytes, start, key, value) })
         {
             return stop("the record at byte \(offset): \(problem)")
         }

@@ -58,12 +58,6 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// A key's last value in the records a checkpoint moves.
-    private struct LatestValue {
-        let bytes: RecordScan.ValueBytes?
-        let sequence: UInt64
-    }
-
     /// Moves every record in the journal into SQLite in one transaction (synced), then drops
     /// them from the journal.
     ///
@@ -147,15 +141,11 @@ final class Checkpointer: Sendable {
         into connection: SQLiteConnection
     ) throws -> UInt64 {
         var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: snapshot.end, after: 0)
-        // Each key's last value: where its bytes are, not a copy of them.
-        var latest: [StoreKey: LatestValue] = [:]
-        latest.reserveCapacity(min(1 << 16, max(16, snapshot.end / 64)))  // about a key per 64 journal bytes
+        var latest = LatestWrites(journal: journal, expected: snapshot.end / 64)  // about a key per 64 bytes
         while scan.nextInPlace(
             skipping: checkpointed,
-            { sequence, key, value in
-                if sequence > checkpointed {
-                    latest[StoreKey(key)] = LatestValue(bytes: value, sequence: sequence)
-                }
+            keyBytes: { sequence, key, value in
+                if sequence > checkpointed { latest.note(key: key, value: value, sequence: sequence) }
             }) != nil
         {}
         guard journal.generation == snapshot.generation, scan.failure == nil else {
@@ -169,10 +159,12 @@ final class Checkpointer: Sendable {
         // In the key index's order (SQLite compares text keys byte by byte): each upsert then
         // lands beside the one before, in pages just read, instead of anywhere in a large table.
         try sqlite.perform {
-            for (key, entry) in latest.sorted(by: { $0.key < $1.key }) {
-                let bytes = entry.bytes.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
+            for write in latest.inKeyOrder() {
+                let key = journal.bytesInPlace(at: write.key.offset, count: write.key.count)
+                let value = write.value.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
                 try StoreConnection.upsert(
-                    key, bytes.map { .bytes($0) } ?? .null, sequence: entry.sequence, into: connection)
+                    key: .textBytes(key), value.map { .bytes($0) } ?? .null, sequence: write.sequence,
+                    into: connection)
             }
             try StoreConnection.setCheckpointedSequence(moved, in: connection)
         }
@@ -201,5 +193,102 @@ package struct CheckpointCost: Sendable {
         var time = timespec()
         guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+/// Each key's last write in the records a checkpoint moves, found by the key's bytes in the
+/// journal (where they lie; nothing copied, no string made).
+///
+/// A dictionary of `StoreKey`s cost three quarters of a checkpoint of a large store: each key
+/// made into a string, hashed with SipHash, compared as Unicode, and sorted by `String`'s `<`.
+/// Here a key is hashed with the cache's multiply-and-mix hash and compared with `memcmp`, in an
+/// open-addressing table of indices; the keys are then sorted by their bytes, as SQLite's
+/// `BINARY` collation orders the table's index. Keys are equal when their bytes are, as
+/// `StoreKey`s are (scalar for scalar).
+///
+/// ```swift
+/// var latest = LatestWrites(journal: journal, expected: 100)
+/// latest.note(key: key, value: value, sequence: 7)
+/// for write in latest.inKeyOrder() { print(write.sequence) }
+/// ```
+struct LatestWrites {
+    struct Write {
+        let key: RecordScan.ValueBytes
+        /// `nil`: the key was removed.
+        let value: RecordScan.ValueBytes?
+        let sequence: UInt64
+        /// The key's first 8 bytes, big-endian, zeros past its end: two keys whose prefixes
+        /// differ are in the order of their prefixes (most keys, sorted without a `memcmp`).
+        let prefix: UInt64
+    }
+
+    private let journal: Journal
+    private var writes: [Write] = []
+    /// A power of two long, at most half full: 0 when empty, else the key hash's high half
+    /// (compared before the bytes are) over the write's index plus one (as `KeyTable` keeps it).
+    private var slots: [UInt64]
+    private let seed = KeyTable.processSeed
+
+    init(journal: Journal, expected: Int) {
+        self.journal = journal
+        let keys = max(16, min(expected, 1 << 20))
+        slots = Array(repeating: 0, count: 1 << (Int.bitWidth - (2 * keys - 1).leadingZeroBitCount))
+        writes.reserveCapacity(keys)
+    }
+
+    private func bytes(_ key: RecordScan.ValueBytes) -> UnsafeRawBufferPointer {
+        journal.bytesInPlace(at: key.offset, count: key.count)
+    }
+
+    /// Remembers a write, replacing an earlier one of the same key (records come in order).
+    mutating func note(key: RecordScan.ValueBytes, value: RecordScan.ValueBytes?, sequence: UInt64) {
+        if 2 * (writes.count + 1) > slots.count { grow() }
+        let keyBytes = bytes(key)
+        let write = Write(
+            key: key, value: value, sequence: sequence,
+            prefix: KeyTable.word(keyBytes, from: 0).byteSwapped)
+        let tag = hash(keyBytes) >> 32
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: tag) & mask
+        while slots[slot] != 0 {
+            let index = Int(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
+            if slots[slot] >> 32 == tag, Self.same(keyBytes, bytes(writes[index].key)) {
+                writes[index] = write
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+        writes.append(write)
+        slots[slot] = tag << 32 | UInt64(writes.count)
+    }
+
+    /// Each key's last write, sorted by the key's bytes.
+    func inKeyOrder() -> [Write] {
+        writes.sorted { first, second in
+            if first.prefix != second.prefix { return first.prefix < second.prefix }
+            let (a, b) = (bytes(first.key), bytes(second.key))
+            let common = min(a.count, b.count)
+            let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+            return order != 0 ? order < 0 : a.count < b.count
+        }
+    }
+
+    private func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        KeyTable.hash(key.bindMemory(to: UInt8.self), seed: seed)
+    }
+
+    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for entry in old where entry != 0 {
+            var slot = Int(truncatingIfNeeded: entry >> 32) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = entry
+        }
     }
 }

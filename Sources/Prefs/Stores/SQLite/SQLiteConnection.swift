@@ -38,6 +38,9 @@ final class SQLiteConnection {
         /// A blob's bytes in memory that stays valid for the call (bound without a copy of our own:
         /// a checkpoint binds records where they are in the journal).
         case bytes(UnsafeRawBufferPointer)
+        /// Text as UTF-8 bytes in memory that stays valid for the call (a checkpoint binds keys
+        /// where they are in the journal, checked UTF-8 when the record was read).
+        case textBytes(UnsafeRawBufferPointer)
         case integer(Int64)
         case null
     }
@@ -135,6 +138,13 @@ final class SQLiteConnection {
                 try Self.checkBindLength(raw.count)
                 result = sqlite3_bind_blob(
                     statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                    transient)
+            case .textBytes(let raw):
+                try Self.checkBindLength(raw.count)
+                // An empty string still needs a pointer to something to be text, not NULL.
+                let start = raw.isEmpty ? UnsafeRawPointer(("" as StaticString).utf8Start) : raw.baseAddress!
+                result = sqlite3_bind_text(
+                    statement, position, start.assumingMemoryBound(to: CChar.self), Int32(raw.count),
                     transient)
             }
             guard result == SQLITE_OK else { throw failure(result) }

@@ -118,11 +118,19 @@ final class StoreConnection: Sendable {
         _ key: StoreKey, _ value: SQLiteConnection.Parameter, sequence: UInt64,
         into connection: SQLiteConnection
     ) throws {
+        try upsert(key: .text(key.name), value, sequence: sequence, into: connection)
+    }
+
+    /// The same with the key as a parameter (a checkpoint binds its bytes in the journal).
+    static func upsert(
+        key: SQLiteConnection.Parameter, _ value: SQLiteConnection.Parameter, sequence: UInt64,
+        into connection: SQLiteConnection
+    ) throws {
         try connection.run(
             """
             INSERT INTO prefs_entries(key, value, seq) VALUES (?1, ?2, ?3)
             ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq
-            """, [.text(key.name), value, .integer(Int64(bitPattern: sequence))])
+            """, [key, value, .integer(Int64(bitPattern: sequence))])
     }
 
     /// What changed in SQLite after a sequence number.
