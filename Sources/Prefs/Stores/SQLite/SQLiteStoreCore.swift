@@ -296,10 +296,11 @@ final class SQLiteStoreCore: Sendable {
         _ checked: inout Journal.Position?,
         after position: Journal.Position
     ) throws -> LockedTurn? {
-        guard observers.count == 0 else { return nil }  // they hear each write as it is made
-        let generation = journal.generation
         var from = position
-        guard from.sequence < journal.sequence else { return nil }
+        // The cache current: applying this one record is cheap. Observers (a lock to count
+        // them, so asked second) hear each write as it is made.
+        guard from.sequence < journal.sequence, observers.count == 0 else { return nil }
+        let generation = journal.generation
         if let checked, checked.generation == generation, checked.sequence > from.sequence { from = checked }
         guard from.generation == generation else { return nil }
         var scan = RecordScan(
