@@ -206,9 +206,12 @@ package struct CheckpointCost: Sendable {
 /// `BINARY` collation orders the table's index. Keys are equal when their bytes are, as
 /// `StoreKey`s are (scalar for scalar).
 ///
+/// <!-- swift: not compiled (package API: RecordScan is in PrefsJournal, which is not a product) -->
 /// ```swift
+/// let journal = store.core.journal!
+/// var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: journal.writeOffset, after: 0)
 /// var latest = LatestWrites(journal: journal, expected: 100)
-/// latest.note(key: key, value: value, sequence: 7)
+/// while scan.nextInPlace(keyBytes: { latest.note(key: $1, value: $2, sequence: $0) }) != nil {}
 /// for write in latest.inKeyOrder() { print(write.sequence) }
 /// ```
 struct LatestWrites {
