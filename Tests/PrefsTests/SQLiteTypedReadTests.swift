@@ -25,35 +25,23 @@ import Testing
         try store.transaction { t in
             for (index, value) in values.enumerated() { t["k\(index)"] = value }
         }
-        let direct = IssueRecorder()
-        let general = IssueRecorder()
-        let prefs = direct.preferences(store)
-        // Under an (empty) administrator's layer every read takes the general path.
-        let layered = Preferences(
-            store: store, diagnostics: general.diagnostics,
-            system: SystemLayer(domain: "typed", directories: []))
-        var compared = 0
-        func expectSame<Value: PreferenceValue & Equatable>(_ key: Preferences.Key<Value>) {
-            // Twice: the first read may fill the slot, the second is answered from it.
-            for _ in 0..<2 {
-                #expect(prefs[key] == layered[key], "\(key.name) as \(Value.self)")
-                compared += 1
-            }
-        }
+        let reads = DirectAndGeneralReads(store, domain: "typed")
         for index in 0...values.count {
             let name = "k\(index)"  // the last one is missing
-            expectSame(Preferences.Key<String>(name, default: "default"))
-            expectSame(Preferences.Key<Int>(name, default: -1))
-            expectSame(Preferences.Key<Double>(name, default: -1))
-            expectSame(Preferences.Key<Bool>(name, default: false))
-            expectSame(Preferences.Key<Bool>(name, default: false, reading: .likeUserDefaults))
-            expectSame(Preferences.Key<Int>(name, default: 3, reading: .likeUserDefaults))
-            expectSame(Preferences.Key<Int>(name, default: 3, allowed: 0...10))
-            expectSame(Preferences.Key<String>(name, default: "light", allowed: ["light", "dark"]))
+            // Twice each: the first read may fill the slot, the second is answered from it.
+            reads.expectSame(Preferences.Key<String>(name, default: "default"), times: 2)
+            reads.expectSame(Preferences.Key<Int>(name, default: -1), times: 2)
+            reads.expectSame(Preferences.Key<Double>(name, default: -1), times: 2)
+            reads.expectSame(Preferences.Key<Bool>(name, default: false), times: 2)
+            reads.expectSame(
+                Preferences.Key<Bool>(name, default: false, reading: .likeUserDefaults), times: 2)
+            reads.expectSame(Preferences.Key<Int>(name, default: 3, reading: .likeUserDefaults), times: 2)
+            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: 0...10), times: 2)
+            reads.expectSame(
+                Preferences.Key<String>(name, default: "light", allowed: ["light", "dark"]), times: 2)
         }
-        #expect(compared == (values.count + 1) * 16)
-        #expect(direct.issues.map(\.description) == general.issues.map(\.description))
-        #expect(direct.issues.count > 100, "the values of other types were reported")
+        #expect(reads.compared.withLock { $0 } == (values.count + 1) * 16)
+        reads.expectSameReports(atLeast: 101)
     }
 
     /// A typed read answered from a slot is never older than a write that returned before it,

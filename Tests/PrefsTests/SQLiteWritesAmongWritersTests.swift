@@ -126,12 +126,11 @@ import Testing
                             key == "a"
                             ? acknowledgedA.load(ordering: .acquiring)
                             : acknowledgedB.load(ordering: .acquiring)
-                        guard case .integer(let read)? = first.value(forKey: key) ?? .integer(-1),
-                            read >= floor
-                        else {
-                            failures.withLock { $0.append("\(key) read below \(floor)") }
+                        if case .integer(let read)? = first.value(forKey: key) ?? .integer(-1), read >= floor
+                        {
                             continue
                         }
+                        failures.withLock { $0.append("\(key) read below \(floor)") }
                     }
                 }
                 return

@@ -123,3 +123,43 @@ final class FailingStore: PreferenceStore {
         }
     }
 #endif
+
+/// Two handles on one store, each reporting to its own recorder: `direct`, as an app makes it
+/// (typed reads may take a store's direct path), and `general`, under an empty administrator's
+/// layer, whose every read takes the general path (a `PropertyListValue`, then the key's type).
+struct DirectAndGeneralReads {
+    let directIssues = IssueRecorder()
+    let generalIssues = IssueRecorder()
+    let direct: Preferences
+    let general: Preferences
+    /// How many reads of each handle were compared.
+    let compared = Locked(0)
+
+    init(_ store: any PreferenceStore, domain: String) {
+        direct = directIssues.preferences(store)
+        general = Preferences(
+            store: store, diagnostics: generalIssues.diagnostics,
+            system: SystemLayer(domain: domain, directories: []))
+    }
+
+    /// Expects both handles to read `key` alike, `times` times in a row.
+    func expectSame<Value: PreferenceValue & Equatable>(
+        _ key: Preferences.Key<Value>, times: Int = 1, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for _ in 0..<times {
+            #expect(
+                direct[key] == general[key], "\(key.name) as \(Value.self)", sourceLocation: sourceLocation)
+            compared.withLock { $0 += 1 }
+        }
+    }
+
+    /// Expects both handles to have reported the same issues, at least `count` of them.
+    func expectSameReports(atLeast count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(
+            directIssues.issues.map(\.description) == generalIssues.issues.map(\.description),
+            sourceLocation: sourceLocation)
+        #expect(
+            directIssues.issues.count >= count, "the values of other types were reported",
+            sourceLocation: sourceLocation)
+    }
+}
