@@ -48,7 +48,7 @@ import Testing
     /// Issue "Ahead of MMKV", item 6: a typed read of a standard type takes one cast from
     /// `UserDefaults`' object, and answers exactly as the general path (a `PropertyListValue`,
     /// then the key's type): the same value, the same default, the same report, for every kind
-    /// of object a suite can hold.
+    /// of object a suite can hold; a key with a reading rule or allowed values never takes it.
     @Test func directReadsAnswerAsTheGeneralPath() throws {
         let suite = TestDefaults.uniqueSuiteName()
         let plain = try #require(UserDefaults(suiteName: suite))
@@ -65,6 +65,10 @@ import Testing
             reads.expectSame(Preferences.Key<Int>(name, default: -1))
             reads.expectSame(Preferences.Key<Double>(name, default: -1))
             reads.expectSame(Preferences.Key<Bool>(name, default: false))
+            // Keys with a reading rule or allowed values: never the direct path.
+            reads.expectSame(Preferences.Key<Bool>(name, default: false, reading: .likeUserDefaults))
+            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: 0...10))
+            reads.expectSame(Preferences.Key<String>(name, default: "light", allowed: ["light", "dark"]))
         }
         reads.expectSameReports(atLeast: 41)
     }
