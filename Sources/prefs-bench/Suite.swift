@@ -109,6 +109,10 @@ enum Suite {
                 key: "sqlite_read_long_string_ns",
                 what: "typed read of a 34-byte String (under the cache's lock)",
                 baseline: nil, value: reads.longString, unit: "ns", goal: nil),
+            Metric(
+                key: "sqlite_read_default_ns",
+                what: "typed read of an Int key with nothing stored: its default (from its read slot)",
+                baseline: nil, value: reads.missing, unit: "ns", goal: nil),
         ]
     }
 

@@ -82,12 +82,15 @@ struct Workloads {
     }
 
     /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys: of an `Int` and of a
-    /// short `String` (both from the store's read slots), and of a long `String` (through the
-    /// cache's lock).
+    /// short `String` (both from the store's read slots), of a long `String` (through the
+    /// cache's lock), and of a key with nothing stored (its default, as most reads of a new
+    /// install are).
     ///
     /// The `Int` and the short `String` are read by one generic loop, in turns (their ratio is a
     /// goal: measured apart, a slower stretch of the machine moved it by a tenth).
-    func sqliteReadNanoseconds() throws -> (integer: Double, string: Double, longString: Double) {
+    func sqliteReadNanoseconds() throws -> (
+        integer: Double, string: Double, longString: Double, missing: Double
+    ) {
         let store = try SQLiteStore(path: Scratch.path("read.sqlite"))
         try store.transaction { t in
             for index in 0..<1_000 { t["k\(index)"] = .integer(Int64(index)) }
@@ -105,7 +108,10 @@ struct Workloads {
             loop(Preferences.Key<String>("theme", default: "")))
         let name = loop(Preferences.Key<String>("name", default: ""))
         let long = Measure.nanosecondsPerOperation(operations: reads, repetitions: sizes.repetitions, name)
-        return (integer, theme, long)
+        let unset = loop(Preferences.Key<Int>("never.written", default: 7))
+        let missing = Measure.nanosecondsPerOperation(
+            operations: reads, repetitions: sizes.repetitions, unset)
+        return (integer, theme, long, missing)
     }
 
     /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert.

@@ -81,11 +81,16 @@ extension Preferences {
     /// }
     /// ```
     public final class Key<Value: PreferenceValue>: AnyKey, @unchecked Sendable {
-        private enum Default {
+        /// Where the default comes from.
+        ///
+        /// Seen by callers (`@usableFromInline`), so that ``defaultValue`` is specialized for the
+        /// key's type where it is read: unspecialized, switching over this generic enum looked
+        /// up its metadata on every read of a key with nothing stored (four fifths of such a read).
+        @usableFromInline enum Default {
             case value(Value)
             case computed(@Sendable () -> Value)
         }
-        private let defaultSource: Default
+        @usableFromInline let defaultSource: Default
         /// How the stored form differs from the type's own (``Preferences/StoredForm``,
         /// ``Preferences/ReadingRule``); `nil` for the type's own form, read strictly.
         @usableFromInline let coding: KeyCoding<Value>?
@@ -97,6 +102,7 @@ extension Preferences {
 
         /// The value a read gives when nothing (or nothing usable) is stored; for a key with a
         /// computed default, computed now.
+        @inlinable
         public var defaultValue: Value {
             switch defaultSource {
             case .value(let value): value
