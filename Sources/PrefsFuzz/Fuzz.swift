@@ -135,12 +135,12 @@ private func fuzzRecord(_ data: Data) {
         var writer = RecordWriter(sequence: UInt64(littleEndian: sequence), count: entries.count)
         for entry in entries {
             if let value = entry.value {
-                writer.add(key: entry.key) { $0.append(contentsOf: value) }
+                writer.add(key: entry.key, value: value)
             } else {
                 writer.addRemoval(key: entry.key)
             }
         }
-        let rebuilt = writer.sealed()
+        let rebuilt = writer.sealed().bytes
         precondition(
             rebuilt.count >= record.count && rebuilt[8..<record.count].elementsEqual(record[8...]),
             "a record the parser accepted does not encode back to the same bytes")

@@ -278,7 +278,7 @@ package final class Journal: @unchecked Sendable {
     ///
     /// Throws `.diskFull` or `.tooLarge`
     /// when the file cannot grow to hold it, with nothing written.
-    package func append(_ record: [UInt8], locked: LockHeld) throws -> Int {
+    package func append(_ record: SealedRecord, locked: LockHeld) throws -> Int {
         let start = writeOffset
         let end = start + record.count
         if end > fileSize { try grow(toHold: end) }
@@ -292,7 +292,7 @@ package final class Journal: @unchecked Sendable {
         // The record, then where records end, then its sequence number: a reader that sees the
         // number finds the whole record.
         set(Layout.writeOffsetOffset, end)
-        set(Layout.sequenceOffset, JournalRecord.sequence(of: record))
+        set(Layout.sequenceOffset, record.sequence)
         prefs_atomic_store(writing, 0)
         return end
     }

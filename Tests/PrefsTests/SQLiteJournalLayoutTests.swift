@@ -70,14 +70,39 @@ import Testing
     func aRecordNumberedAfterSealingIsTheRecordSealedWithItsNumber(sequence: UInt64) {
         func writer(_ number: UInt64) -> RecordWriter {
             var writer = RecordWriter(sequence: number, count: 2)
-            writer.add(key: "volume") { $0.append(contentsOf: [1, 2, 3, 4, 5]) }
+            writer.add(key: "volume", value: [1, 2, 3, 4, 5])
             writer.addRemoval(key: "theme")
             return writer
         }
         var numbered = writer(0).sealedUnnumbered()
-        RecordWriter.number(&numbered, sequence: sequence)
-        #expect(numbered == writer(sequence).sealed())
-        #expect(numbered != writer(0).sealed())
+        numbered.number(sequence: sequence)
+        #expect(numbered.bytes == writer(sequence).sealed().bytes)
+        #expect(numbered.bytes != writer(0).sealed().bytes)
         #expect(numbered.count % 8 == 0)
+    }
+
+    /// A write reuses the last record's memory: written over a larger record's bytes, a record
+    /// is byte for byte the one written fresh (padding zeroed, nothing of the old one left), laid
+    /// out as the journal's format says, and the memory is kept as it was.
+    @Test func aRecordWrittenOverAnothersMemoryIsTheRecordWrittenFresh() {
+        var large = RecordWriter(sequence: 1, count: 1)
+        large.add(key: "blob", value: [UInt8](repeating: 0xAB, count: 5_000))
+        let memory = large.sealed().memory
+        #expect(memory.count >= 5_000 + 32)
+        func small(reusing storage: [UInt8]) -> SealedRecord {
+            var writer = RecordWriter(sequence: 9, count: 1, reusing: storage)
+            writer.add(key: "ab", value: [7, 8, 9])
+            return writer.sealed()
+        }
+        let reused = small(reusing: memory)
+        let fresh = small(reusing: [])
+        #expect(reused.bytes == fresh.bytes)
+        #expect(reused.memory.count == memory.count)
+        // Length 33 (20 of header, 13 of entry), then 7 bytes of padding.
+        let bytes = fresh.bytes
+        #expect(bytes.count == 40)
+        #expect(Array(bytes[0..<4]) == [33, 0, 0, 0])
+        #expect(Array(bytes[8..<20]) == [9, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0])
+        #expect(Array(bytes[20...]) == [2, 0, 0, 0, 3, 0, 0, 0, 0x61, 0x62, 7, 8, 9, 0, 0, 0, 0, 0, 0, 0])
     }
 }

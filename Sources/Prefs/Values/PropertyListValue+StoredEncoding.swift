@@ -25,18 +25,37 @@ extension PropertyListValue {
     /// try PropertyListValue(storedEncoding: bytes)  // .integer(1)
     /// ```
     public func storedEncoding() -> Data {
-        var writer = StoredEncodingWriter()
-        writer.write(self)
-        return Data(writer.bytes)
+        let count = storedEncodingCount
+        var data = Data(count: count)
+        let written = data.withUnsafeMutableBytes { writeStoredEncoding(to: $0.baseAddress!) }
+        precondition(written == count, "a value wrote \(written) bytes, not the \(count) it counted")
+        return data
     }
 
-    /// Appends the value's stored encoding to `bytes` (the SQLite journal writes records this way,
-    /// without a buffer per value).
-    package func appendStoredEncoding(to bytes: inout [UInt8]) {
-        var writer = StoredEncodingWriter(bytes: bytes)
-        bytes = []  // so the writer's array is not shared, and appends in place
+    /// How many bytes the value's stored encoding takes (what
+    /// ``writeStoredEncoding(to:)`` writes).
+    package var storedEncodingCount: Int {
+        switch self {
+        case .bool: 1
+        case .integer, .unsignedInteger, .double, .date: 9
+        case .string(let text): 1 + Self.lengthCount(text.utf8.count) + text.utf8.count
+        case .data(let data): 1 + Self.lengthCount(data.count) + data.count
+        case .array(let elements):
+            elements.reduce(1 + Self.lengthCount(elements.count)) { $0 + $1.storedEncodingCount }
+        case .dictionary(let entries):
+            entries.reduce(1 + Self.lengthCount(entries.count)) { total, entry in
+                let key = entry.key.utf8.count
+                return total + Self.lengthCount(key) + key + entry.value.storedEncodingCount
+            }
+        }
+    }
+
+    /// Writes the value's stored encoding from `start` (``storedEncodingCount`` bytes, which
+    /// it returns): the one encoder of values, for a record of the journal as for a row.
+    package func writeStoredEncoding(to start: UnsafeMutableRawPointer) -> Int {
+        var writer = StoredEncodingWriter(next: start)
         writer.write(self)
-        bytes = writer.bytes
+        return writer.next - start
     }
 
     /// Decodes a value from its stored encoding, throwing ``StoredEncodingError`` when the bytes are
@@ -66,29 +85,42 @@ extension PropertyListValue {
         return reader.isAtEnd
     }
 
+    /// The bytes of a LEB128 length.
+    fileprivate static func lengthCount(_ length: Int) -> Int {
+        var count = 1
+        var rest = UInt64(length) >> 7
+        while rest != 0 {
+            count += 1
+            rest >>= 7
+        }
+        return count
+    }
+
+    /// Writes through a pointer into memory sized by ``storedEncodingCount`` (no bounds to
+    /// check: the two walk the value alike).
     fileprivate struct StoredEncodingWriter {
-        var bytes: [UInt8] = []
+        var next: UnsafeMutableRawPointer
 
         mutating func write(_ value: PropertyListValue) {
             switch value {
-            case .bool(let flag): bytes.append((flag ? Tag.boolTrue : Tag.boolFalse).rawValue)
+            case .bool(let flag): writeByte((flag ? Tag.boolTrue : Tag.boolFalse).rawValue)
             case .integer(let number): writeTagged(.integer, UInt64(bitPattern: number))
             case .unsignedInteger(let number): writeTagged(.unsignedInteger, number)
             case .double(let real): writeTagged(.double, real.bitPattern)
             case .date(let date): writeTagged(.date, date.timeIntervalSinceReferenceDate.bitPattern)
             case .string(let text):
-                bytes.append(Tag.string.rawValue)
+                writeByte(Tag.string.rawValue)
                 writeString(text)
             case .data(let data):
-                bytes.append(Tag.data.rawValue)
+                writeByte(Tag.data.rawValue)
                 writeLength(data.count)
-                bytes.append(contentsOf: data)
+                data.withUnsafeBytes { writeBytes($0) }
             case .array(let elements):
-                bytes.append(Tag.array.rawValue)
+                writeByte(Tag.array.rawValue)
                 writeLength(elements.count)
                 for element in elements { write(element) }
             case .dictionary(let entries):
-                bytes.append(Tag.dictionary.rawValue)
+                writeByte(Tag.dictionary.rawValue)
                 writeLength(entries.count)
                 // Sorted, so equal dictionaries have equal bytes.
                 for key in entries.keys.sorted() {
@@ -98,14 +130,28 @@ extension PropertyListValue {
             }
         }
 
+        mutating func writeByte(_ byte: UInt8) {
+            next.storeBytes(of: byte, as: UInt8.self)
+            next += 1
+        }
+
         mutating func writeTagged(_ tag: Tag, _ bits: UInt64) {
-            bytes.append(tag.rawValue)
-            withUnsafeBytes(of: bits.littleEndian) { bytes.append(contentsOf: $0) }
+            writeByte(tag.rawValue)
+            next.storeBytes(of: bits.littleEndian, as: UInt64.self)
+            next += 8
+        }
+
+        mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+            if let base = bytes.baseAddress { next.copyMemory(from: base, byteCount: bytes.count) }
+            next += bytes.count
         }
 
         mutating func writeString(_ text: String) {
-            writeLength(text.utf8.count)
-            bytes.append(contentsOf: text.utf8)
+            var text = text
+            text.withUTF8 { utf8 in
+                writeLength(utf8.count)
+                writeBytes(UnsafeRawBufferPointer(utf8))
+            }
         }
 
         mutating func writeLength(_ length: Int) {
@@ -113,7 +159,7 @@ extension PropertyListValue {
             repeat {
                 let low = UInt8(rest & 0x7F)
                 rest >>= 7
-                bytes.append(rest == 0 ? low : low | 0x80)
+                writeByte(rest == 0 ? low : low | 0x80)
             } while rest != 0
         }
     }

@@ -119,7 +119,7 @@ private struct Mixed: Codable, Equatable {
         let journal = try #require(other.core.journal)
         try journal.withLock(timeout: .seconds(5)) { locked in
             var record = RecordWriter(sequence: journal.sequence + 1, count: 2)
-            record.add(key: "k") { $0.append(contentsOf: [0xFF, 0x00]) }
+            record.add(key: "k", value: [0xFF, 0x00])
             record.addRemoval(key: "marker")
             _ = try journal.append(record.sealed(), locked: locked)
             _ = journal.announce(locked: locked)
@@ -144,7 +144,7 @@ private struct Mixed: Codable, Equatable {
         let journal = try #require(other.core.journal)
         let wake = try journal.withLock(timeout: .seconds(5)) { locked in
             var record = RecordWriter(sequence: journal.sequence + 1, count: 2)
-            record.add(key: "k") { $0.append(contentsOf: [0xFF, 0x00]) }
+            record.add(key: "k", value: [0xFF, 0x00])
             record.addRemoval(key: "marker")
             _ = try journal.append(record.sealed(), locked: locked)
             return journal.announce(locked: locked)

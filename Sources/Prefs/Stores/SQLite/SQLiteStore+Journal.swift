@@ -21,7 +21,7 @@ extension RecordWriter {
     /// Adds `key` set to `value` (as its stored encoding), or removed when `value` is `nil`.
     mutating func add(_ key: StoreKey, _ value: PropertyListValue?) {
         guard let value else { return addRemoval(key: key.name) }
-        add(key: key.name) { value.appendStoredEncoding(to: &$0) }
+        add(key: key.name, valueCount: value.storedEncodingCount) { value.writeStoredEncoding(to: $0) }
     }
 }
 

@@ -136,13 +136,11 @@ final class SQLiteStoreCore: Sendable {
     /// The key's place in the cache's table is fetched into the processor's caches while the
     /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
     func set(_ value: PropertyListValue?, for key: StoreKey) throws {
-        // Checked and encoded before the locks, numbered under the journal's: the journal is
+        // Checked here, encoded before the journal's lock and numbered under it: the journal is
         // held only for what must be.
         try value?.checkNesting()
         let write = Writes.one(key, value)
-        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoded: write.encoded(sequence: nil)) {
-            (write, ())
-        }
+        try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoding: write) { (write, ()) }
     }
 
     /// What one write changes: one key (no dictionary to build), or a transaction's writes.
@@ -171,10 +169,12 @@ final class SQLiteStoreCore: Sendable {
             }
         }
 
-        /// The record of these writes, numbered `sequence`; without a number (nor checksum, for
-        /// ``RecordWriter/number(_:sequence:)`` to give) when `sequence` is `nil`.
-        func encoded(sequence: UInt64?) -> [UInt8] {
-            var record = RecordWriter(sequence: sequence ?? 0, count: count)
+        /// The record of these writes, numbered `sequence`.
+        ///
+        /// Without a number (nor checksum, for ``SealedRecord/number(sequence:)`` to give) when
+        /// `sequence` is `nil`. Written over `storage` (a last record's memory).
+        func encoded(sequence: UInt64?, reusing storage: consuming [UInt8] = []) -> SealedRecord {
+            var record = RecordWriter(sequence: sequence ?? 0, count: count, reusing: consume storage)
             each { key, value in record.add(key, value) }
             return sequence == nil ? record.sealedUnnumbered() : record.sealed()
         }
@@ -183,12 +183,12 @@ final class SQLiteStoreCore: Sendable {
     /// Runs `produce` holding the journal's lock on a current cache, and appends the writes it
     /// returns as one record.
     ///
-    /// `keyHash` is the hash of the one key a write will change, when it is known beforehand.
+    /// `keyHash` is the hash of the one key a write will change, and `encoding` the writes
+    /// `produce` will return, when they are known beforehand.
     private func commit<Result>(
-        keyHash: UInt64? = nil, encoded: consuming [UInt8]? = nil,
+        keyHash: UInt64? = nil, encoding: Writes? = nil,
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
-        var prepared = encoded  // numbered in place under the journal's lock (no copy)
         guard let journal, journal.isWritable else {
             throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
         }
@@ -203,6 +203,9 @@ final class SQLiteStoreCore: Sendable {
         if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
         return try withWriter { writer in
             try fileCheck.verify(&writer.looks)
+            // Numbered in place under the journal's lock (no copy), and handed back after.
+            var prepared = encoding.map { $0.encoded(sequence: nil, reusing: writer.takeSpareRecord()) }
+            defer { writer.keepSpareRecord(prepared.take()?.memory) }
             // Each pass that finds the cache behind the journal reads SQLite first. A checkpoint
             // of another process can drop records between that read and the journal's lock, but
             // it holds SQLite's write lock while it does, so it cannot do it every time; after
@@ -249,6 +252,20 @@ final class SQLiteStoreCore: Sendable {
         /// Where the journal's records are checked whole up to, past the cache's position: the
         /// end of the last record ``appendAlone(_:_:_:_:after:)`` appended.
         var checked: Journal.Position?
+        /// The memory of the last record written, for the next one's encoding: a malloc and a
+        /// free were a tenth of a write.
+        private var spareRecord: [UInt8] = []
+
+        mutating func takeSpareRecord() -> [UInt8] {
+            defer { spareRecord = [] }
+            return spareRecord
+        }
+
+        /// Keeps a record's memory for the next write, unless it is large (one large value must
+        /// not keep its size for the store's lifetime).
+        mutating func keepSpareRecord(_ memory: [UInt8]?) {
+            if let memory, memory.count <= 4096 { spareRecord = memory }
+        }
     }
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
@@ -292,7 +309,7 @@ final class SQLiteStoreCore: Sendable {
     /// `nil`, and the write goes the usual way (``commitHoldingLock(_:_:keyHash:_:_:_:)``,
     /// which repairs what it finds damaged).
     private func appendAlone(
-        _ journal: Journal, _ locked: Journal.LockHeld, _ record: inout [UInt8],
+        _ journal: Journal, _ locked: Journal.LockHeld, _ record: inout SealedRecord,
         _ checked: inout Journal.Position?,
         after position: Journal.Position
     ) throws -> LockedTurn? {
@@ -308,7 +325,7 @@ final class SQLiteStoreCore: Sendable {
         while scan.nextChecked() != nil {}
         guard scan.failure == nil, scan.lastSequence == journal.sequence else { return nil }
         let sequence = journal.sequence + 1
-        RecordWriter.number(&record, sequence: sequence)
+        record.number(sequence: sequence)
         let end = try journal.append(record, locked: locked)
         checked = Journal.Position(sequence: sequence, generation: generation, offset: end)
         return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
@@ -319,7 +336,7 @@ final class SQLiteStoreCore: Sendable {
     /// `prepared`: the record of the writes `produce` returns, already checked and encoded (with
     /// neither number nor checksum), when they were known before the lock.
     private func commitHoldingLock<Result>(
-        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout [UInt8]?,
+        _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout SealedRecord?,
         _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> LockedTurn {
         var outcome = cache.withLock { cache in
@@ -342,9 +359,9 @@ final class SQLiteStoreCore: Sendable {
                 path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
         }
         let sequence = journal.sequence + 1
-        let record: [UInt8]
+        let record: SealedRecord
         if prepared != nil {
-            RecordWriter.number(&prepared!, sequence: sequence)
+            prepared!.number(sequence: sequence)
             record = prepared!
         } else {
             record = writes.encoded(sequence: sequence)
