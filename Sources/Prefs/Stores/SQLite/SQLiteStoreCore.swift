@@ -203,6 +203,10 @@ final class SQLiteStoreCore: Sendable {
         if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
         return try withWriter { writer in
             try fileCheck.verify(&writer.looks)
+            // The key's entry, now that the check's system call gave its slot time to arrive:
+            // it then arrives while the journal's lock is taken and the record numbered (asked
+            // for under that lock, it was still a cache miss at 100,000 keys when applied).
+            if let keyHash { cache.withLock { $0.values.prefetch(hash: keyHash, step: .entry) } }
             // Numbered in place under the journal's lock (no copy), and handed back after.
             var prepared = encoding.map { $0.encoded(sequence: nil, reusing: writer.takeSpareRecord()) }
             defer { writer.keepSpareRecord(prepared.take()?.memory) }
@@ -340,8 +344,7 @@ final class SQLiteStoreCore: Sendable {
         _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> LockedTurn {
         var outcome = cache.withLock { cache in
-            if let keyHash { cache.values.prefetch(hash: keyHash, step: .entry) }
-            return cache.position.sequence >= journal.sequence
+            cache.position.sequence >= journal.sequence
                 ? .caughtUp : self.cache.catchUp(&cache, holding: locked)
         }
         if outcome == .damaged {
