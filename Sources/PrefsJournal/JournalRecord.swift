@@ -111,11 +111,8 @@ package struct RecordWriter {
 
     /// The record: length and checksum filled in, padded to a multiple of 8.
     package consuming func sealed() -> SealedRecord {
-        let sequence = storage.withUnsafeBytes {
-            UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        }
         var record = sealedUnnumbered()
-        record.number(sequence: sequence)
+        record.number(sequence: record.sequence)
         return record
     }
 
