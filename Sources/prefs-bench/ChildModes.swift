@@ -116,7 +116,8 @@ enum ChildMode: String {
         return { key, value in try store.setValue(.integer(value), forKey: key) }
     }
 
-    /// `growth KEYS`: the write-growth workload alone; `fill PATH N`: N keys in one transaction,
+    /// `growth KEYS`: the write-growth workload alone; `growth-pair KEYS`: its ratio to 100 keys,
+    /// the two stores written in turns as `sqlite_write_growth` measures it; `fill PATH N`: N keys in one transaction,
     /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
     /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys;
     /// `read-string PATH N`: typed reads of a short string; `catch-up PATH N`: two stores of one
@@ -129,6 +130,10 @@ enum ChildMode: String {
             print(
                 "\(try Workloads(sizes: .full).sqliteWrite(withKeysStored: keys)) ns per write at \(keys) keys"
             )
+        case "growth-pair":
+            let keys = Int(a[1]) ?? 100_000
+            let pair = try Workloads(sizes: .full).sqliteWriteSideBySide(withKeysStored: keys)
+            print("\(pair.many / pair.hundred) (\(pair.hundred) ns at 100 keys, \(pair.many) at \(keys))")
         case "fill":
             let store = try SQLiteStore(path: a[1])
             try store.transaction { t in
