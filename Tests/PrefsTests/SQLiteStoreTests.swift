@@ -291,6 +291,27 @@ func integrityCheck(_ path: String) throws -> String {
         #expect(limit > SQLiteStoreCore.checkpointThreshold)
     }
 
+    /// Each time writes carry the journal past its threshold, a checkpoint moves it into SQLite
+    /// in the background, with no flush: the first leaves room for the next to be queued.
+    @Test func aJournalPastItsThresholdIsMovedInTheBackgroundEachTime() async throws {
+        let store = try SQLiteStore(path: TestFiles.uniquePath("background-moves"))
+        let payload = String(repeating: "x", count: 4_000)
+        var moved: UInt64 = 0
+        for round in 0..<3 {
+            // 300 values of 4 KB: past the 1 MiB at which a write queues a background checkpoint.
+            for index in 0..<300 {
+                try store.setValue(.string("\(round).\(index)\(payload)"), forKey: "k\(index)")
+            }
+            let before = moved
+            #expect(
+                await eventually { store.checkpointCost.records > before },
+                "round \(round): nothing moved in the background")
+            #expect(await eventually { !store.core.checkpointer.queued.load(ordering: .acquiring) })
+            moved = store.checkpointCost.records
+        }
+        #expect(store.value(forKey: "k299") == .string("2.299\(payload)"))
+    }
+
     #if os(macOS) || os(Linux)
         @Test(
             .enabled(

@@ -2,6 +2,7 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
+import Synchronization
 
 /// Moves a store's journal into SQLite: in the background once the journal grows past
 /// ``SQLiteStoreCore/checkpointThreshold``, in line when it is past the limit, on `flush()` and
@@ -25,7 +26,7 @@ final class Checkpointer: Sendable {
     private let journal: Journal?
     private let sqlite: StoreConnection
     /// Set while a background checkpoint is queued or running.
-    let queued = Locked(false)
+    let queued = Atomic(false)
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
     /// records they moved into SQLite (for `prefs-bench`'s `checkpoint_cpu_ns_per_write`).
     let cost = Locked(CheckpointCost())
@@ -39,14 +40,15 @@ final class Checkpointer: Sendable {
 
     /// Queues a checkpoint in the background (one at a time per store).
     func queue() {
-        let queued = self.queued.withLock { queued in
-            defer { queued = true }
-            return queued
-        }
-        guard !queued else { return }
+        // Every write past the threshold asks, and while a checkpoint runs (all through one of a
+        // large store, which moves slower than writers append) the answer is no: a load, not a
+        // lock.
+        guard !queued.load(ordering: .relaxed),
+            queued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         ExpiringActivity.run("moving the journal of \(path) into SQLite") { [weak self] expiry in
             guard let self else { return }
-            defer { self.queued.withLock { $0 = false } }
+            defer { self.queued.store(false, ordering: .releasing) }
             do { try checkpoint(expiry: expiry) } catch let error as SQLiteStoreError
                 where error.kind == .closed || error.kind == .expired
             {
