@@ -133,7 +133,7 @@ enum ChildMode: String {
         case "growth-pair":
             let keys = Int(a[1]) ?? 100_000
             let pair = try Workloads(sizes: .full).sqliteWriteSideBySide(withKeysStored: keys)
-            print("\(pair.many / pair.hundred) (\(pair.hundred) ns at 100 keys, \(pair.many) at \(keys))")
+            print("\(pair.ratio) (\(pair.first) ns at 100 keys, \(pair.second) at \(keys))")
         case "fill":
             let store = try SQLiteStore(path: a[1])
             try store.transaction { t in

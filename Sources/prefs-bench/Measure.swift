@@ -22,16 +22,16 @@ enum Measure {
     /// per repetition of the other figures (with as many operations in all).
     static let turnsPerRepetition = 5
 
-    /// Nanoseconds per operation of two loops compared with each other, run in turns.
+    /// Two loops compared with each other, run in turns.
     ///
     /// Each goes first every other round (a b, b a, a b, …), so that neither a slower stretch of
-    /// the machine nor running second weighs on one alone: the medians of each, after one
-    /// warm-up run of each. `settle` runs untimed after each run (to finish what a run left for
-    /// the background, so the next run does not pay for it).
+    /// the machine nor running second weighs on one alone, after one warm-up run of each.
+    /// `settle` runs untimed after each run (to finish what a run left for the background, so
+    /// the next run does not pay for it).
     static func sideBySide(
         operations: Int, repetitions: Int, _ first: () throws -> Void, _ second: () throws -> Void,
         settle: () -> Void = {}
-    ) rethrows -> (first: Double, second: Double) {
+    ) rethrows -> SideBySide {
         var samples: ([Double], [Double]) = ([], [])
         func time(_ body: () throws -> Void) throws -> Double {
             defer { settle() }
@@ -48,7 +48,23 @@ enum Measure {
                 samples.0.append(try time(first))
             }
         }
-        return (median(samples.0), median(samples.1))
+        return SideBySide(
+            first: median(samples.0), second: median(samples.1),
+            ratio: median(zip(samples.0, samples.1).map { $1 / $0 }))
+    }
+
+    /// What ``sideBySide(operations:repetitions:_:_:settle:)`` measured.
+    struct SideBySide {
+        /// Nanoseconds per operation of the first loop: the median of its runs.
+        let first: Double
+        /// The same for the second.
+        let second: Double
+        /// The second's time ÷ the first's, round by round: the median of those ratios.
+        ///
+        /// A round's two runs come one right after the other. A slow stretch of the machine
+        /// (seconds long, here) that takes in a few runs of one loop moves the ratio of the two
+        /// medians; it hardly moves this.
+        let ratio: Double
     }
 
     static func median(_ values: [Double]) -> Double {

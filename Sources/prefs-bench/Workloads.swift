@@ -29,7 +29,7 @@ struct Workloads {
     let sizes: Sizes
 
     /// Typed reads through `Preferences` on `UserDefaultsStore` against plain `UserDefaults` reads.
-    func readOverheadUserDefaults() -> (plain: Double, prefs: Double) {
+    func readOverheadUserDefaults() -> Measure.SideBySide {
         let suite = Scratch.path("read-suite")
         let defaults = UserDefaults(suiteName: suite)!
         defaults.set("hello", forKey: "s")
@@ -43,7 +43,7 @@ struct Workloads {
         // Many short turns rather than a few long ones: a slow stretch of this shared machine
         // lasts seconds, and a turn of each within it weighs on both alike.
         let rounds = sizes.reads / 3 / Measure.turnsPerRepetition
-        let (plain, typed) = Measure.sideBySide(
+        let turns = Measure.sideBySide(
             operations: rounds * 3, repetitions: sizes.repetitions * Measure.turnsPerRepetition
         ) {
             for _ in 0..<rounds {
@@ -59,18 +59,18 @@ struct Workloads {
             }
         }
         defaults.removePersistentDomain(forName: suite)
-        return (plain, typed)
+        return turns
     }
 
     /// Typed writes against plain `UserDefaults.set`, no synchronize on either side.
-    func writeOverheadUserDefaults() -> (plain: Double, prefs: Double) {
+    func writeOverheadUserDefaults() -> Measure.SideBySide {
         let suite = Scratch.path("write-suite")
         let defaults = UserDefaults(suiteName: suite)!
         let prefs = Preferences(
             store: UserDefaultsStore(defaults, domainName: suite, synchronizesEachWrite: false))
         let key = Preferences.Key<Int>("typed", default: 0)
         let n = sizes.writes / Measure.turnsPerRepetition
-        let (plain, typed) = Measure.sideBySide(
+        let turns = Measure.sideBySide(
             operations: n, repetitions: sizes.repetitions * Measure.turnsPerRepetition
         ) {
             for index in 0..<n { defaults.set(index, forKey: "plain") }
@@ -78,7 +78,7 @@ struct Workloads {
             for index in 0..<n { prefs[key] = index }
         }
         defaults.removePersistentDomain(forName: suite)
-        return (plain, typed)
+        return turns
     }
 
     /// Nanoseconds per typed read from a `SQLiteStore` holding 1,000 keys: of an `Int` and of a
@@ -89,7 +89,7 @@ struct Workloads {
     /// The `Int` and the short `String` are read by one generic loop, in turns (their ratio is a
     /// goal: measured apart, a slower stretch of the machine moved it by a tenth).
     func sqliteReadNanoseconds() throws -> (
-        integer: Double, string: Double, longString: Double, missing: Double
+        integerAndString: Measure.SideBySide, longString: Double, missing: Double
     ) {
         let store = try SQLiteStore(path: Scratch.path("read.sqlite"))
         try store.transaction { t in
@@ -102,7 +102,7 @@ struct Workloads {
         func loop<Value>(_ key: Preferences.Key<Value>) -> () -> Void {
             { for _ in 0..<reads { consume(prefs[key]) } }
         }
-        let (integer, theme) = Measure.sideBySide(
+        let integerAndString = Measure.sideBySide(
             operations: reads, repetitions: sizes.repetitions * Measure.turnsPerRepetition,
             loop(Preferences.Key<Int>("k500", default: 0)),
             loop(Preferences.Key<String>("theme", default: "")))
@@ -111,7 +111,7 @@ struct Workloads {
         let unset = loop(Preferences.Key<Int>("never.written", default: 7))
         let missing = Measure.nanosecondsPerOperation(
             operations: reads, repetitions: sizes.repetitions, unset)
-        return (integer, theme, long, missing)
+        return (integerAndString, long, missing)
     }
 
     /// One write through `SQLiteStore` (safe against `kill -9`) against a raw C-API upsert.
@@ -200,7 +200,7 @@ struct Workloads {
     /// neither a slower stretch of the machine nor the other store's checkpoints weigh on one
     /// alone. A turn is as many writes as a repetition of ``sqliteWrite(withKeysStored:)``, so
     /// each moves its own records into SQLite several times, in the background.
-    func sqliteWriteSideBySide(withKeysStored keys: Int) throws -> (hundred: Double, many: Double) {
+    func sqliteWriteSideBySide(withKeysStored keys: Int) throws -> Measure.SideBySide {
         func prepared(_ keys: Int) throws -> (store: SQLiteStore, names: [String]) {
             let store = try SQLiteStore(path: Scratch.path("growth-pair-\(keys).sqlite"))
             try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
@@ -214,9 +214,9 @@ struct Workloads {
                 try stored.store.setValue(.integer(Int64(index)), forKey: name)
             }
         }
-        let (first, second) = try Measure.sideBySide(
-            operations: sizes.writes, repetitions: sizes.repetitions
-        ) {
+        // Ten rounds rather than six: the median of more rounds' ratios moves less from run to
+        // run (a round is about a second here, most of it the large store's flush).
+        return try Measure.sideBySide(operations: sizes.writes, repetitions: sizes.repetitions * 2) {
             try write(hundred)
         } _: {
             try write(many)
@@ -225,7 +225,6 @@ struct Workloads {
             try? hundred.store.flush()
             try? many.store.flush()
         }
-        return (first, second)
     }
 
     /// Nanoseconds per `UserDefaults` set + `synchronize()` with `keys` keys stored.
