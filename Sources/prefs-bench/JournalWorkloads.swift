@@ -6,6 +6,11 @@ import Prefs
 extension Workloads {
     /// A 1 KB value written over 10,000 stored keys, against a raw upsert of the same bytes; and
     /// the SQLite file's size once it holds them all, against their size.
+    ///
+    /// Measured one after the other, not in turns: the store's repetitions follow each other
+    /// without a flush, so its journal, which these writes fill faster than a background move
+    /// empties it, grows as it would under a steady stream of large writes, up to where a write
+    /// moves it itself (a flush between turns would leave that out).
     func oneKilobyteValues() throws -> (raw: Double, prefs: Double, fileRatio: Double) {
         let keys = 10_000
         let text = String(repeating: "0123456789abcdef", count: 64)  // 1,024 bytes
@@ -36,21 +41,17 @@ extension Workloads {
     }
 
     /// A `.powerSafe` write (synced before it returns) against a raw upsert committed with
-    /// `synchronous=FULL`.
-    func powerSafeAgainstRawFull() throws -> (raw: Double, prefs: Double) {
+    /// `synchronous=FULL`, in turns.
+    func powerSafeAgainstRawFull() throws -> Measure.SideBySide {
         let writes = 200
         let raw = RawSQLite(path: Scratch.path("raw-full.sqlite"), synchronous: "FULL")
-        let rawTime = Measure.nanosecondsPerOperation(operations: writes, repetitions: sizes.repetitions) {
-            for index in 0..<writes { raw.write(key: "k\(index % 100)", value: Int64(index)) }
-        }
         let store = try SQLiteStore(
             path: Scratch.path("powersafe.sqlite"), options: .init(durability: .powerSafe))
-        let prefsTime = try Measure.nanosecondsPerOperation(
-            operations: writes, repetitions: sizes.repetitions
-        ) {
+        return try Measure.sideBySide(operations: writes, repetitions: sizes.repetitions) {
+            for index in 0..<writes { raw.write(key: "k\(index % 100)", value: Int64(index)) }
+        } _: {
             for index in 0..<writes { try store.setValue(.integer(Int64(index)), forKey: "k\(index % 100)") }
         }
-        return (rawTime, prefsTime)
     }
 }
 

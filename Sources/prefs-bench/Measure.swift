@@ -28,24 +28,29 @@ enum Measure {
     /// the machine nor running second weighs on one alone, after one warm-up run of each.
     /// `settle` runs untimed after each run (to finish what a run left for the background, so
     /// the next run does not pay for it).
+    ///
+    /// `operations` is how many operations each loop runs, or the first's when `secondOperations`
+    /// gives the second's (a raw SQLite commit takes twenty times a journal write: as many of
+    /// each would make one turn twenty times the other's length).
     static func sideBySide(
-        operations: Int, repetitions: Int, _ first: () throws -> Void, _ second: () throws -> Void,
-        settle: () -> Void = {}
+        operations: Int, secondOperations: Int? = nil, repetitions: Int, _ first: () throws -> Void,
+        _ second: () throws -> Void, settle: () -> Void = {}
     ) rethrows -> SideBySide {
         var samples: ([Double], [Double]) = ([], [])
-        func time(_ body: () throws -> Void) throws -> Double {
+        func time(_ body: () throws -> Void, _ operations: Int) throws -> Double {
             defer { settle() }
             return try ContinuousClock().measure(body).nanoseconds / Double(operations)
         }
-        _ = try time(first)
-        _ = try time(second)
+        let counts = (operations, secondOperations ?? operations)
+        _ = try time(first, counts.0)
+        _ = try time(second, counts.1)
         for round in 0..<max(repetitions, 6) {
             if round % 2 == 0 {
-                samples.0.append(try time(first))
-                samples.1.append(try time(second))
+                samples.0.append(try time(first, counts.0))
+                samples.1.append(try time(second, counts.1))
             } else {
-                samples.1.append(try time(second))
-                samples.0.append(try time(first))
+                samples.1.append(try time(second, counts.1))
+                samples.0.append(try time(first, counts.0))
             }
         }
         return SideBySide(
