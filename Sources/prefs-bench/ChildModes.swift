@@ -134,6 +134,7 @@ enum ChildMode: String {
             let keys = Int(a[1]) ?? 100_000
             let pair = try Workloads(sizes: .full).sqliteWriteSideBySide(withKeysStored: keys)
             print("\(pair.ratio) (\(pair.first) ns at 100 keys, \(pair.second) at \(keys))")
+            print("rounds:", pair.ratios.map { ($0 * 1_000).rounded() / 1_000 })
         case "fill":
             let store = try SQLiteStore(path: a[1])
             try store.transaction { t in

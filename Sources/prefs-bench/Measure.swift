@@ -53,9 +53,9 @@ enum Measure {
                 samples.0.append(try time(first, counts.0))
             }
         }
+        let ratios = zip(samples.0, samples.1).map { $1 / $0 }
         return SideBySide(
-            first: median(samples.0), second: median(samples.1),
-            ratio: median(zip(samples.0, samples.1).map { $1 / $0 }))
+            first: median(samples.0), second: median(samples.1), ratio: median(ratios), ratios: ratios)
     }
 
     /// What ``sideBySide(operations:repetitions:_:_:settle:)`` measured.
@@ -70,6 +70,8 @@ enum Measure {
         /// (seconds long, here) that takes in a few runs of one loop moves the ratio of the two
         /// medians; it hardly moves this.
         let ratio: Double
+        /// Each round's ratio, in the order the rounds ran.
+        let ratios: [Double]
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -119,7 +119,8 @@ struct Workloads {
     ///
     /// The raw upsert is committed alone. A turn of the store is enough writes that the journal
     /// is moved into SQLite several times during it; it is flushed after it (untimed), so that
-    /// its last move does not slow the raw turn after it.
+    /// its last move does not slow the raw turn after it. Twenty rounds at full sizes, as for
+    /// the write-growth pairs.
     func sqliteWriteAgainstRaw() throws -> Measure.SideBySide {
         let rawWrites = 2_000
         let raw = RawSQLite(path: Scratch.path("raw.sqlite"))
@@ -128,7 +129,7 @@ struct Workloads {
         let keys = (0..<100).map { Preferences.Key<Int>("k\($0)", default: 0) }
         let writes = sizes.writes
         return try Measure.sideBySide(
-            operations: rawWrites, secondOperations: writes, repetitions: sizes.repetitions
+            operations: rawWrites, secondOperations: writes, repetitions: sizes.repetitions * 4
         ) {
             for index in 0..<rawWrites { raw.write(key: "k\(index % 100)", value: Int64(index)) }
         } _: {
@@ -218,9 +219,11 @@ struct Workloads {
                 try stored.store.setValue(.integer(Int64(index)), forKey: name)
             }
         }
-        // Ten rounds rather than six: the median of more rounds' ratios moves less from run to
-        // run (a round is about a second here, most of it the large store's flush).
-        return try Measure.sideBySide(operations: sizes.writes, repetitions: sizes.repetitions * 2) {
+        // Twenty rounds: from one round to the next the ratio moves by a third here (the
+        // machine's speed changes within a tenth of a second, a turn's length), and the median of
+        // six moved by a sixth from run to run. A round is about a second at 100,000 keys, most
+        // of it the large store's flush.
+        return try Measure.sideBySide(operations: sizes.writes, repetitions: sizes.repetitions * 4) {
             try write(hundred)
         } _: {
             try write(many)
