@@ -125,15 +125,23 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         prefs[when] = instant
         prefs.reset(when)  // on Linux, a synchronize() that reloads the domain from its XML plist
         prefs[when] = instant
+        // In a collection too: what the store says it holds right after the write is what it
+        // reads back from its file later.
+        let whens = Preferences.Key<[String: [Date]]>("whens", default: [:])
+        prefs[whens] = ["first": [instant]]
         let read = try #require(prefs[when])
+        let nested = try #require(prefs[whens]["first"]?.first)
         #if canImport(Darwin)
             #expect(read == instant)
+            #expect(nested == instant)
         #else
             if store == .userDefaults {
                 // A documented limit of Foundation on Linux: its XML plist keeps whole seconds.
                 #expect(read.timeIntervalSince1970 == instant.timeIntervalSince1970.rounded(.down))
+                #expect(nested.timeIntervalSince1970 == instant.timeIntervalSince1970.rounded(.down))
             } else {
                 #expect(read == instant)
+                #expect(nested == instant)
             }
         #endif
     }
