@@ -18,7 +18,7 @@ enum Measure {
         return median(samples)
     }
 
-    /// How many turns of each loop ``sideBySide(operations:repetitions:_:_:settle:)`` callers take
+    /// How many turns of each loop ``sideBySide(operations:secondOperations:repetitions:_:_:settle:)`` callers take
     /// per repetition of the other figures (with as many operations in all).
     static let turnsPerRepetition = 5
 
@@ -58,7 +58,7 @@ enum Measure {
             first: median(samples.0), second: median(samples.1), ratio: median(ratios), ratios: ratios)
     }
 
-    /// What ``sideBySide(operations:repetitions:_:_:settle:)`` measured.
+    /// What ``sideBySide(operations:secondOperations:repetitions:_:_:settle:)`` measured.
     struct SideBySide {
         /// Nanoseconds per operation of the first loop: the median of its runs.
         let first: Double
