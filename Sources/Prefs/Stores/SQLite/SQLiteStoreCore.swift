@@ -343,6 +343,22 @@ final class SQLiteStoreCore: Sendable {
         _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout SealedRecord?,
         _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> LockedTurn {
+        if prepared != nil {
+            // One value, encoded before the locks (`produce` only hands it back): when the cache
+            // is current, finding that out and appending and applying the record take one hold
+            // of the cache's lock, not two.
+            let (writes, produced) = try produce()
+            prepared!.number(sequence: try nextSequence(journal))
+            let record = prepared!
+            let end = try cache.withLock { cache -> Int? in
+                guard cache.position.sequence >= journal.sequence else { return nil }
+                return try append(record, of: writes, keyHash: keyHash, to: journal, locked, &cache)
+            }
+            if let end {
+                result = produced
+                return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
+            }
+        }
         var outcome = cache.withLock { cache in
             cache.position.sequence >= journal.sequence
                 ? .caughtUp : self.cache.catchUp(&cache, holding: locked)
@@ -357,11 +373,7 @@ final class SQLiteStoreCore: Sendable {
         (writes, result) = try produce()
         guard writes.count > 0 else { return .nothingToWrite }
         if prepared == nil { try writes.each { _, value in try value?.checkNesting() } }
-        guard journal.sequence < Journal.Layout.sequenceLimit else {
-            throw SQLiteStoreError(
-                path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
-        }
-        let sequence = journal.sequence + 1
+        let sequence = try nextSequence(journal)
         let record: SealedRecord
         if prepared != nil {
             prepared!.number(sequence: sequence)
@@ -370,20 +382,40 @@ final class SQLiteStoreCore: Sendable {
             record = writes.encoded(sequence: sequence)
         }
         let end = try cache.withLock { cache in
-            // Appended holding the cache: a look at the journal from this process never finds
-            // this record before the cache has it (it would apply and announce it twice).
-            let end = try journal.append(record, locked: locked)
-            if let keyHash, case .one(let key, let value) = writes {
-                cache.values.set(value, for: key, hash: keyHash)
-            } else {
-                writes.each { key, value in cache.values[key] = value }
-            }
-            cache.position = Journal.Position(sequence: sequence, generation: journal.generation, offset: end)
-            // Published holding the journal's lock: observers hear in the order of the records.
-            if observers.count > 0 { observers.publish(writes.change) }
-            return end
+            try append(record, of: writes, keyHash: keyHash, to: journal, locked, &cache)
         }
         return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
+    }
+
+    /// The number the next record takes.
+    private func nextSequence(_ journal: Journal) throws -> UInt64 {
+        guard journal.sequence < Journal.Layout.sequenceLimit else {
+            throw SQLiteStoreError(
+                path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
+        }
+        return journal.sequence + 1
+    }
+
+    /// Appends `record` (the writes `writes`, numbered) and applies them to the cache.
+    ///
+    /// The caller holds the cache's lock: a look at the journal from this process never finds
+    /// the record before the cache has it (it would apply and announce it twice). Returns where
+    /// the record ends.
+    private func append(
+        _ record: SealedRecord, of writes: Writes, keyHash: UInt64?, to journal: Journal,
+        _ locked: Journal.LockHeld, _ cache: inout SQLiteStore.Cache
+    ) throws -> Int {
+        let end = try journal.append(record, locked: locked)
+        if let keyHash, case .one(let key, let value) = writes {
+            cache.values.set(value, for: key, hash: keyHash)
+        } else {
+            writes.each { key, value in cache.values[key] = value }
+        }
+        cache.position = Journal.Position(
+            sequence: record.sequence, generation: journal.generation, offset: end)
+        // Published holding the journal's lock: observers hear in the order of the records.
+        if observers.count > 0 { observers.publish(writes.change) }
+        return end
     }
 
     /// Commits everything written so far into SQLite and syncs it.
