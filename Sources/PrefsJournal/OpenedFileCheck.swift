@@ -27,8 +27,13 @@ package final class OpenedFileCheck: Sendable {
     let opened: FileIdentity?
     /// The `O_PATH` descriptor (Linux), or -1.
     private let descriptor: Int32
-    /// The queue that watches the descriptor's file, and its watch; `nil` when not watched.
-    private let events: (queue: FileEvents, watch: Int32)?
+    /// The queue that watches the descriptor's file; `nil` when not watched.
+    ///
+    /// (Apart from its watch, not in a tuple: bound out of an optional tuple on every write, the
+    /// queue was retained and released each time.)
+    private let events: FileEvents?
+    /// The watch of the file in ``events``.
+    private let watch: Int32
 
     /// What the checks of one store remember between writes (kept under its writer lock).
     package struct Looks: Sendable {
@@ -54,18 +59,21 @@ package final class OpenedFileCheck: Sendable {
             if watched, self.descriptor >= 0, let queue = FileEvents.shared,
                 let watch = queue.watch(self.descriptor)
             {
-                events = (queue, watch)
+                events = queue
+                self.watch = watch
             } else {
                 events = nil
+                watch = -1
             }
         #else
             descriptor = -1
             events = nil
+            watch = -1
         #endif
     }
 
     deinit {
-        if let events { events.queue.unwatch(events.watch) }
+        events?.unwatch(watch)
         if descriptor >= 0 { close(descriptor) }
     }
 
@@ -76,10 +84,10 @@ package final class OpenedFileCheck: Sendable {
     package func verify(_ looks: inout Looks) throws {
         guard let opened else { return }
         if descriptor >= 0 {
-            if let events, let mark = looks.eventsMark, events.queue.isQuiet(since: mark) {
+            if let mark = looks.eventsMark, events?.isQuiet(since: mark) == true {
                 // Nothing happened to any watched file since the last look at this one.
             } else {
-                let mark = events?.queue.discardWaiting()
+                let mark = events?.discardWaiting()
                 var info = stat()
                 if fstat(descriptor, &info) == 0 && info.st_nlink == 0 { throw replaced(by: nil) }
                 if let mark {
