@@ -348,32 +348,10 @@ final class SQLiteStoreCore: Sendable {
         _ journal: Journal, _ locked: Journal.LockHeld, keyHash: UInt64?, _ prepared: inout SealedRecord?,
         _ result: inout Result?, _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> LockedTurn {
-        if prepared != nil {
-            // One value, encoded before the locks (`produce` only hands it back): when the cache
-            // is current, finding that out and appending and applying the record take one hold
-            // of the cache's lock, not two.
-            let (writes, produced) = try produce()
-            prepared!.number(sequence: try nextSequence(journal))
-            let record = prepared!
-            let end = try cache.withLock { cache -> Int? in
-                guard cache.position.sequence >= journal.sequence else { return nil }
-                return try append(record, of: writes, keyHash: keyHash, to: journal, locked, &cache)
-            }
-            if let end {
-                result = produced
-                return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
-            }
-        }
-        var outcome = cache.withLock { cache in
-            cache.position.sequence >= journal.sequence
-                ? .caughtUp : self.cache.catchUp(&cache, holding: locked)
-        }
-        if outcome == .damaged {
-            // Cut now: a record appended after the damage would be out of every reader's reach.
-            journal.repair(reason: nil, held: locked)
-            outcome = cache.withLock { self.cache.catchUp(&$0, holding: locked) }
-        }
-        guard outcome != .behind else { return .behind }
+        // Writes made from the current values (`update`, transactions) are produced once the
+        // cache is current. One value encoded before the locks is not (`produce` only hands it
+        // back): finding the cache current is then part of the hold that appends it.
+        if prepared == nil, !catchUpHoldingLock(journal, locked) { return .behind }
         let writes: Writes
         (writes, result) = try produce()
         guard writes.count > 0 else { return .nothingToWrite }
@@ -386,10 +364,36 @@ final class SQLiteStoreCore: Sendable {
         } else {
             record = writes.encoded(sequence: sequence)
         }
-        let end = try cache.withLock { cache in
-            try append(record, of: writes, keyHash: keyHash, to: journal, locked, &cache)
+        while true {
+            let end = try cache.withLock { cache -> Int? in
+                guard cache.position.sequence >= journal.sequence else { return nil }
+                return try append(record, of: writes, keyHash: keyHash, to: journal, locked, &cache)
+            }
+            if let end {
+                return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
+            }
+            // Only a value encoded before the locks finds the cache behind here (a caught-up
+            // cache stays so while the journal's lock is held): catch up, then append.
+            guard catchUpHoldingLock(journal, locked) else {
+                result = nil
+                return .behind
+            }
         }
-        return .appended(start: end - record.count, end: end, wake: journal.announce(locked: locked))
+    }
+
+    /// Brings the cache up to the journal's last record, holding the journal's lock; `false`
+    /// when the records it needs were moved into SQLite (read SQLite first, outside the lock).
+    private func catchUpHoldingLock(_ journal: Journal, _ locked: Journal.LockHeld) -> Bool {
+        var outcome = cache.withLock { cache in
+            cache.position.sequence >= journal.sequence
+                ? .caughtUp : self.cache.catchUp(&cache, holding: locked)
+        }
+        if outcome == .damaged {
+            // Cut now: a record appended after the damage would be out of every reader's reach.
+            journal.repair(reason: nil, held: locked)
+            outcome = cache.withLock { self.cache.catchUp(&$0, holding: locked) }
+        }
+        return outcome != .behind
     }
 
     /// The number the next record takes.
