@@ -68,6 +68,22 @@ static void crc32c_make_table(void) {
 }
 
 #if defined(__x86_64__)
+#include <cpuid.h>
+
+/// Whether the processor has SSE 4.2's crc32 instruction: asked with `cpuid` (leaf 1, ECX bit 20),
+/// not `__builtin_cpu_supports`, whose `__cpu_model` Apple's toolchain does not provide (an
+/// x86_64 Mac or simulator slice would fail to link).
+static int crc32c_hardware_present(void) {
+    static int known = -1;  // racy by design: every thread computes the same answer
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        answer = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 20)) ? 1 : 0;
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
+    }
+    return answer;
+}
+
 // SSE 4.2 has an instruction for it (every x86-64 processor since 2008); checked at run time.
 __attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *bytes,
                                                                    size_t count) {
@@ -83,12 +99,24 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc, 
 }
 #endif
 
+int prefs_crc32c_uses_hardware(void) {
+#if defined(__x86_64__)
+    return crc32c_hardware_present();
+#else
+    return 0;
+#endif
+}
+
 uint32_t prefs_crc32c(const void *bytes, size_t count) {
+#if defined(__x86_64__)
+    if (crc32c_hardware_present()) return ~crc32c_hardware(0xFFFFFFFFu, (const unsigned char *)bytes, count);
+#endif
+    return prefs_crc32c_portable(bytes, count);
+}
+
+uint32_t prefs_crc32c_portable(const void *bytes, size_t count) {
     const unsigned char *next = (const unsigned char *)bytes;
     uint32_t crc = 0xFFFFFFFFu;
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("sse4.2")) return ~crc32c_hardware(crc, next, count);
-#endif
     static int made = 0;
     if (!__atomic_load_n(&made, __ATOMIC_ACQUIRE)) {
         crc32c_make_table();  // idempotent: two threads making it at once write the same values

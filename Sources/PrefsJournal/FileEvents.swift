@@ -1,6 +1,5 @@
 import CPrefsShared
 import Foundation
-import Synchronization
 
 /// The process's one queue of events on its stores' files (inotify, Linux): the kernel queues an
 /// event while it unlinks, renames over or moves a watched file, before that call returns, so a
@@ -30,7 +29,7 @@ package final class FileEvents: Sendable {
     private let queue: Int32
     /// An epoll instance that is ready while events wait in `queue`.
     private let poller: Int32
-    private let discards = Atomic<UInt64>(0)
+    private let discards = AtomicWord()
     /// How many checks use each watch: two stores of one file in a process share its watch
     /// (the kernel gives the same one for the same file), and only the last one removes it.
     private let users = Locked<[Int32: Int]>([:])
@@ -77,7 +76,7 @@ package final class FileEvents: Sendable {
     /// reading, and the kernel orders the read before the poller's look at the queue), so the
     /// count has moved.
     package func isQuiet(since mark: UInt64) -> Bool {
-        prefs_file_events_ready(poller) == 0 && discards.load(ordering: .acquiring) == mark
+        prefs_file_events_ready(poller) == 0 && discards.load() == mark
     }
 
     /// Discards every waiting event; returns the mark of a check that starts now, to be kept
@@ -85,13 +84,13 @@ package final class FileEvents: Sendable {
     package func discardWaiting() -> UInt64 {
         users.withLock { _ in
             // Odd while reading: a check that loads the count now is not quiet.
-            discards.add(1, ordering: .sequentiallyConsistent)
+            discards.add(1)
             // Nothing read, nothing taken from any check: the count goes back to what the
             // earlier marks hold. A failure may have read some: it counts as read.
             if prefs_file_events_discard(queue) == 0 {
-                return discards.subtract(1, ordering: .sequentiallyConsistent).newValue
+                return discards.subtract(1)
             }
-            return discards.add(1, ordering: .sequentiallyConsistent).newValue
+            return discards.add(1)
         }
     }
 }

@@ -35,7 +35,12 @@ package final class JournalWatch: @unchecked Sendable {
     private var sources: [any DispatchSourceProtocol] = []
     /// The queue the dispatch sources run on (`nil` for the Linux thread).
     private var queue: DispatchQueue?
-    private static let onQueue = DispatchSpecificKey<Bool>()
+    /// Marks this watcher's queue (one key per watcher: with one key for all, a `stop()` called
+    /// from another store's watcher queue would take itself for this one's and skip its wait).
+    private let onQueue = DispatchSpecificKey<Bool>()
+    /// The longest a store goes without looking at the journal: `refreshInterval`, or a second
+    /// for a read-only store, which cannot say it sleeps and so is never woken.
+    package let lookInterval: Duration
 
     /// Starts watching; `look` reads the journal and returns whether it found anything new.
     ///
@@ -48,12 +53,13 @@ package final class JournalWatch: @unchecked Sendable {
         look: @escaping @Sendable () -> Bool
     ) {
         self.journal = journal
+        // A read-only store cannot say it sleeps, so nobody wakes it: it looks at least once a
+        // second, on every platform.
+        let interval = journal?.isWritable == false ? min(interval, .seconds(1)) : interval
+        lookInterval = interval
         #if os(Linux)
             if let journal {
-                // A read-only store cannot say it sleeps, so nobody wakes it: it looks at least
-                // once a second.
-                let longest = journal.isWritable ? interval : min(interval, .seconds(1))
-                let milliseconds = Int64(max(1, longest.wholeMilliseconds))
+                let milliseconds = Int64(max(1, interval.wholeMilliseconds))
                 let thread = Thread { [journal, stopped, finished, kicked] in
                     defer { finished.signal() }
                     Self.sleepAndLook(
@@ -68,7 +74,7 @@ package final class JournalWatch: @unchecked Sendable {
         #endif
         let queue = DispatchQueue(label: "prefs.sqlite.watch")
         self.queue = queue
-        queue.setSpecific(key: Self.onQueue, value: true)
+        queue.setSpecific(key: onQueue, value: true)
         // No look after `stop()`: every handler and every scheduled look checks first.
         let look: @Sendable () -> Bool = { [stopped] in stopped.withLock { $0 } ? false : look() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -237,7 +243,7 @@ package final class JournalWatch: @unchecked Sendable {
         finished.wait()
         // Waits for a handler that is running now (every later one finds `stopped` set), unless
         // this is that handler (the store let go from inside a look).
-        if let queue, DispatchQueue.getSpecific(key: Self.onQueue) != true { queue.sync {} }
+        if let queue, DispatchQueue.getSpecific(key: onQueue) != true { queue.sync {} }
     }
 
     deinit {

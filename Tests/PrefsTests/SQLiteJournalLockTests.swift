@@ -2,7 +2,6 @@
     import CPrefsShared
     import Foundation
     import PrefsTestSupport
-    import Synchronization
     import Testing
 
     @testable import Prefs
@@ -35,24 +34,24 @@
             let first = try SQLiteStore(path: path)
             let second = try SQLiteStore(path: path)
             let journals = [try journal(of: first), try journal(of: second)]
-            let inside = Atomic<Int>(0)
-            let overlaps = Atomic<Int>(0)
-            let entries = Atomic<Int>(0)
+            let inside = AtomicWord()
+            let overlaps = AtomicWord()
+            let entries = AtomicWord()
             onThreads(6) { thread in
                 let journal = journals[thread % 2]
                 for _ in 0..<2_000 {
                     try? journal.withLock(timeout: .seconds(30)) { _ in
-                        if inside.add(1, ordering: .sequentiallyConsistent).newValue != 1 {
-                            overlaps.add(1, ordering: .relaxed)
+                        if inside.add(1) != 1 {
+                            overlaps.add(1)
                         }
-                        entries.add(1, ordering: .relaxed)
+                        entries.add(1)
                         for _ in 0..<20 { sched_yield() }
-                        inside.subtract(1, ordering: .sequentiallyConsistent)
+                        inside.subtract(1)
                     }
                 }
             }
-            #expect(entries.load(ordering: .relaxed) == 12_000)
-            #expect(overlaps.load(ordering: .relaxed) == 0)
+            #expect(entries.load() == 12_000)
+            #expect(overlaps.load() == 0)
         }
 
         /// Several threads write through two stores of one file while checkpoints run (4 KB values
@@ -64,11 +63,11 @@
             let payload = String(repeating: "x", count: 4_000)
             let writers = 4
             let writes = 400
-            let done = Atomic<Bool>(false)
+            let done = AtomicWord()
             onThreads(writers + 2) { thread in
                 switch thread {
                 case writers:
-                    while !done.load(ordering: .acquiring) { try? stores[0].flush() }
+                    while done.load() == 0 { try? stores[0].flush() }
                 case writers + 1:
                     for _ in 0..<writes {
                         try? stores[1].transaction { t in
@@ -89,11 +88,11 @@
                     if thread == 0 {
                         // The flushing thread stops once every writer is likely done; the check
                         // below does not depend on it.
-                        done.store(true, ordering: .releasing)
+                        done.store(1)
                     }
                 }
             }
-            done.store(true, ordering: .releasing)
+            done.store(1)
             let reopened = try SQLiteStore(path: path)
             #expect(reopened.value(forKey: "count") == .integer(Int64(writes)))
             for thread in 0..<writers {

@@ -111,7 +111,7 @@ func integrityCheck(_ path: String) throws -> String {
         let quiet = try SQLiteStore(path: path, options: .init(refreshInterval: .seconds(3_600)))
         let writer = try SQLiteStore(path: path)
         var closing: SQLiteStore? = try SQLiteStore(path: path)
-        func looks() -> Int { quiet.core.watchLooks.load(ordering: .relaxed) }
+        func looks() -> UInt64 { quiet.core.watchLooks.load() }
         // The watch's one look when it starts (which may be late on a busy machine).
         #expect(await eventually { looks() == 1 })
         let before = quiet.core.cache.position
@@ -172,7 +172,7 @@ func integrityCheck(_ path: String) throws -> String {
 
     @Test func garbageFilesThrowATypedErrorNamingTheFile() throws {
         let path = TestFiles.uniquePath("garbage")
-        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let garbage = Data((0..<8192).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 7 &+ 3) })
         try garbage.write(to: URL(fileURLWithPath: path))
         #expect {
             try SQLiteStore(path: path)
@@ -306,7 +306,7 @@ func integrityCheck(_ path: String) throws -> String {
             #expect(
                 await eventually { store.checkpointCost.records > before },
                 "round \(round): nothing moved in the background")
-            #expect(await eventually { !store.core.checkpointer.queued.load(ordering: .acquiring) })
+            #expect(await eventually { store.core.checkpointer.queued.load() == 0 })
             moved = store.checkpointCost.records
         }
         #expect(store.value(forKey: "k299") == .string("2.299\(payload)"))

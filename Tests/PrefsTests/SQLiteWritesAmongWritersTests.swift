@@ -1,6 +1,5 @@
 import Foundation
 import PrefsTestSupport
-import Synchronization
 import Testing
 
 @testable import Prefs
@@ -14,7 +13,7 @@ import Testing
     /// away, and its first look (when it starts, which may be late on a busy machine) done.
     private func quietStore(_ path: String) async throws -> SQLiteStore {
         let store = try SQLiteStore(path: path, options: .init(refreshInterval: .seconds(3_600)))
-        #expect(await eventually { store.core.watchLooks.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { store.core.watchLooks.load() == 1 })
         return store
     }
 
@@ -114,18 +113,15 @@ import Testing
         let first = try await quietStore(path)
         let second = try SQLiteStore(path: path)
         let writes = 3_000
-        let acknowledgedA = Atomic<Int>(-1)
-        let acknowledgedB = Atomic<Int>(-1)
+        let acknowledgedA = AtomicWord(UInt64(bitPattern: -1))
+        let acknowledgedB = AtomicWord(UInt64(bitPattern: -1))
         let failures = Locked<[String]>([])
-        let done = Atomic<Int>(0)
+        let done = AtomicWord()
         onThreads(3) { thread in
             guard thread < 2 else {
-                while done.load(ordering: .acquiring) < 2 {
+                while done.load() < 2 {
                     for key in ["a", "b"] {
-                        let floor =
-                            key == "a"
-                            ? acknowledgedA.load(ordering: .acquiring)
-                            : acknowledgedB.load(ordering: .acquiring)
+                        let floor = Int64(bitPattern: (key == "a" ? acknowledgedA : acknowledgedB).load())
                         if case .integer(let read)? = first.value(forKey: key) ?? .integer(-1), read >= floor
                         {
                             continue
@@ -140,15 +136,15 @@ import Testing
                 do {
                     try store.setValue(.integer(Int64(index)), forKey: key)
                     if thread == 0 {
-                        acknowledgedA.store(index, ordering: .releasing)
+                        acknowledgedA.store(UInt64(index))
                     } else {
-                        acknowledgedB.store(index, ordering: .releasing)
+                        acknowledgedB.store(UInt64(index))
                     }
                 } catch {
                     failures.withLock { $0.append("write \(index) of \(key): \(error)") }
                 }
             }
-            done.add(1, ordering: .releasing)
+            done.add(1)
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         let reopened = try SQLiteStore(path: path)
@@ -165,8 +161,8 @@ import Testing
         let reader = try await quietStore(path)
         let writer = try SQLiteStore(path: path)
         let writes = 4_000
-        let acknowledged = Atomic<Int>(-1)
-        let done = Atomic<Bool>(false)
+        let acknowledged = AtomicWord(UInt64(bitPattern: -1))
+        let done = AtomicWord()
         let failures = Locked<[String]>([])
         onThreads(3) { thread in
             switch thread {
@@ -174,15 +170,15 @@ import Testing
                 for index in 0..<writes {
                     try? writer.setValue(.integer(Int64(index)), forKey: "n")
                     try? writer.setValue(.string("filler \(index)"), forKey: "f\(index % 64)")
-                    acknowledged.store(index, ordering: .releasing)
+                    acknowledged.store(UInt64(index))
                 }
-                done.store(true, ordering: .releasing)
+                done.store(1)
             case 1:
-                while !done.load(ordering: .acquiring) { try? writer.flush() }
+                while done.load() == 0 { try? writer.flush() }
             default:
                 var last = -1
-                while !done.load(ordering: .acquiring) {
-                    let floor = acknowledged.load(ordering: .acquiring)
+                while done.load() == 0 {
+                    let floor = Int64(bitPattern: acknowledged.load())
                     switch reader.value(forKey: "n") {
                     case .integer(let value) where value >= floor && value >= last && value < writes:
                         last = Int(value)
@@ -225,7 +221,7 @@ import Testing
             for index in 0..<10 { try? writer.setValue(.integer(Int64(index + 100)), forKey: "y\(index)") }
         }
         let reader = try SQLiteStore(path: path, options: options)
-        #expect(await eventually { reader.core.watchLooks.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { reader.core.watchLooks.load() == 1 })
         for index in 0..<10 { try writer.setValue(.integer(Int64(index)), forKey: "x\(index)") }
         #expect(reader.value(forKey: "x0") == .integer(0))
         #expect(moved.withLock { $0 }, "the records moved under the read")

@@ -97,6 +97,24 @@ static inline void prefs_atomic_fence_release(void) { __atomic_thread_fence(__AT
 /// A full memory fence.
 void prefs_atomic_fence(void);
 
+/// Adds `delta` (wrapping) to a 64-bit word and returns the new value (sequentially consistent).
+/// With the two below, what `AtomicWord` needs: `Synchronization.Atomic` is above the package's
+/// Apple floor (macOS 15, iOS 18), so the library's own atomics are C's.
+static inline uint64_t prefs_atomic_add64(uint64_t *word, uint64_t delta) {
+    return __atomic_add_fetch(word, delta, __ATOMIC_SEQ_CST);
+}
+
+/// Subtracts `delta` (wrapping) from a 64-bit word and returns the new value (sequentially
+/// consistent).
+static inline uint64_t prefs_atomic_subtract64(uint64_t *word, uint64_t delta) {
+    return __atomic_sub_fetch(word, delta, __ATOMIC_SEQ_CST);
+}
+
+/// Stores `desired` when the word holds `expected` (acquire and release); returns 1 when it did.
+static inline int prefs_atomic_compare_exchange64(uint64_t *word, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 /// Asks the processor to bring the cache line at `address` in, for writing, without waiting
 /// for it (a hint: never faults, whatever the address).
 static inline void prefs_prefetch_for_write(const void *address) { __builtin_prefetch(address, 1, 3); }
@@ -108,6 +126,12 @@ void prefs_racy_copy(void *destination, const void *source, size_t count);
 
 /// CRC-32C (Castagnoli) of the bytes: the journal's record checksum.
 uint32_t prefs_crc32c(const void *bytes, size_t count);
+
+/// The same CRC from a table, whatever the processor (what `prefs_crc32c` falls back to).
+uint32_t prefs_crc32c_portable(const void *bytes, size_t count);
+
+/// 1 when `prefs_crc32c` uses the processor's crc32 instruction (x86-64 with SSE 4.2).
+int prefs_crc32c_uses_hardware(void);
 
 /// Linux: sleeps while the word still holds `expected`, at most `timeout_ms` milliseconds (a
 /// futex on a shared mapping, woken by `prefs_futex_wake_all` from any process). Returns 0 when

@@ -1,6 +1,5 @@
 import Dispatch
 import PrefsJournal
-import Synchronization
 
 /// A set of changes applied to a store at once: each key set to its new value, or removed.
 ///
@@ -57,7 +56,7 @@ public final class StoreObservers: Sendable {
     private let registry = Locked(Registry())
     /// How many handlers the registry holds, set under its lock: every write of a store asks,
     /// and a load is a tenth of a lock's cost.
-    private let handlerCount = Atomic(0)
+    private let handlerCount = AtomicWord()
     private let delivery: DispatchQueue
 
     /// Creates an empty set of observers; `label` names the delivery queue in debuggers.
@@ -75,7 +74,7 @@ public final class StoreObservers: Sendable {
     /// observers.count  // 0
     /// ```
     public var count: Int {
-        handlerCount.load(ordering: .acquiring)
+        Int(handlerCount.load())
     }
 
     /// Adds a handler; it is called for every change published until the observation ends.
@@ -87,13 +86,13 @@ public final class StoreObservers: Sendable {
         let id = registry.withLock { registry in
             registry.nextID += 1
             registry.handlers[registry.nextID] = handler
-            handlerCount.store(registry.handlers.count, ordering: .releasing)
+            handlerCount.store(UInt64(registry.handlers.count))
             return registry.nextID
         }
         return StoreObservation { [weak self] in
             self?.registry.withLock { registry in
                 registry.handlers.removeValue(forKey: id)
-                self?.handlerCount.store(registry.handlers.count, ordering: .releasing)
+                self?.handlerCount.store(UInt64(registry.handlers.count))
             }
         }
     }

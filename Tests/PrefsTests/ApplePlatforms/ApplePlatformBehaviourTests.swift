@@ -163,7 +163,7 @@ private final class AnnouncingDefaults: UserDefaults {
         for index in 0..<300 { try store.setValue(.string("\(index)\(payload)"), forKey: "k\(index)") }
         let core = store.core
         #expect(await eventually { reached.withLock { $0.contains(.beforeCommit) } })
-        #expect(await eventually { !core.checkpointer.queued.load(ordering: .acquiring) })
+        #expect(await eventually { core.checkpointer.queued.load() == 0 })
         #expect(!reached.withLock { $0.contains(.afterCommit) }, "the expired checkpoint committed")
         let checkpointed = try SQLiteConnection(path: path).integer(
             "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")

@@ -112,7 +112,7 @@ private struct Mixed: Codable, Equatable {
         options.diagnostics = recorder.diagnostics
         let store = try SQLiteStore(path: path, options: options)
         // The watch's one look when it starts, done before the record is there (however late).
-        #expect(await eventually { store.core.watchLooks.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { store.core.watchLooks.load() == 1 })
         try store.setValue(.string("good"), forKey: "k")
         try store.setValue(.bool(true), forKey: "marker")
         let other = try SQLiteStore(path: path)

@@ -2,7 +2,6 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
-import Synchronization
 
 /// Moves a store's journal into SQLite: in the background once the journal grows past
 /// ``SQLiteStoreCore/checkpointThreshold``, in line when it is past the limit, on `flush()` and
@@ -26,7 +25,10 @@ final class Checkpointer: Sendable {
     private let journal: Journal?
     private let sqlite: StoreConnection
     /// Set while a background checkpoint is queued or running.
-    let queued = Atomic(false)
+    let queued = AtomicWord()
+    /// Set while the system refuses background time (cleared when a background checkpoint
+    /// runs): a write past the journal's limit then does not move the journal on its own thread.
+    let refused = AtomicWord()
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
     /// records they moved into SQLite (for `prefs-bench`'s `checkpoint_cpu_ns_per_write`).
     let cost = Locked(CheckpointCost())
@@ -43,12 +45,16 @@ final class Checkpointer: Sendable {
         // Every write past the threshold asks, and while a checkpoint runs (all through one of a
         // large store, which moves slower than writers append) the answer is no: a load, not a
         // lock.
-        guard !queued.load(ordering: .relaxed),
-            queued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        guard queued.loadRelaxed() == 0, queued.compareExchange(expected: 0, desired: 1)
         else { return }
-        ExpiringActivity.run("moving the journal of \(path) into SQLite") { [weak self] expiry in
+        let retry = options.faults.refusedCheckpointRetry ?? .seconds(1)
+        ExpiringActivity.run(
+            "moving the journal of \(path) into SQLite", system: options.faults.expiringActivity
+        ) {
+            [weak self] expiry in
             guard let self else { return }
-            defer { self.queued.store(false, ordering: .releasing) }
+            refused.store(0)
+            defer { self.queued.store(0) }
             do { try checkpoint(expiry: expiry) } catch let error as SQLiteStoreError
                 where error.kind == .closed || error.kind == .expired
             {
@@ -56,6 +62,19 @@ final class Checkpointer: Sendable {
             } catch {
                 // Nothing is lost (the records stay in the journal); the next write tries again.
                 journal?.report("moving the journal into SQLite failed, will try again: \(error)")
+            }
+        } refused: { [weak self] in
+            // The system gave no time (the app is in the background): nothing ran, nothing is
+            // held. Asked again later, as long as the store is open and the journal still needs it.
+            guard let self else { return }
+            refused.store(1)
+            queued.store(0)
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + retry.timeInterval) {
+                [weak self] in
+                guard let self, let journal, journal.usedBytes > SQLiteStoreCore.checkpointThreshold else {
+                    return
+                }
+                queue()
             }
         }
     }
@@ -86,6 +105,9 @@ final class Checkpointer: Sendable {
     }
 
     private func checkpoint(_ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?) throws {
+        if expiry?.isExpired == true {
+            throw SQLiteStoreError(path: path, kind: .expired, message: "before it began")
+        }
         try sqlite.withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
             try sqlite.perform {

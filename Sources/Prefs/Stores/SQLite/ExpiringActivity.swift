@@ -1,41 +1,107 @@
 import Dispatch
 import Foundation
-import Synchronization
+import PrefsJournal
 
-/// Background work the system may cut short.
+/// Background work the system may cut short, or refuse.
 ///
-/// On iOS and its siblings a checkpoint runs inside
-/// `ProcessInfo.performExpiringActivity` (which app extensions may use too), so the app is not
-/// suspended in the middle of it, and when the system needs to suspend it anyway the work sees
-/// ``Expiry/isExpired`` and stops cleanly. Elsewhere the work simply runs on a utility queue and
-/// never expires; tests expire it at a named step through ``SQLiteStoreFaults``.
+/// On iOS and its siblings a checkpoint runs inside `ProcessInfo.performExpiringActivity` (which
+/// app extensions may use too), so the app is not suspended in the middle of it. The system
+/// calls the block once with `expired == false` to do the work and, when it needs the time
+/// back, again on another thread with `expired == true`; when it refuses the assertion outright
+/// it calls the block *only* with `true`. This type turns those calls into three outcomes, the
+/// same on every platform (Linux runs them in CI through ``SQLiteStoreFaults/expiringActivity``):
+///
+/// - granted: the work runs, and sees ``Expiry/isExpired`` if the system asks for the time back;
+/// - expired while running: the expiry call returns only once the work has returned, so the
+///   rollback is done and every lock let go before the app is suspended (`0xdead10cc`);
+/// - refused: the work never runs, and `refused` is called instead (the caller retries later).
+///
+/// Elsewhere the work runs on a utility queue and is never refused or expired.
 ///
 /// ```swift
-/// let core = store.core
-/// ExpiringActivity.run("moving the journal into SQLite") { expiry in try? core.checkpointer.checkpoint(expiry: expiry) }
+/// ExpiringActivity.run("moving the journal into SQLite") { expiry in
+///     try? checkpointer.checkpoint(expiry: expiry)
+/// } refused: {
+///     // try again in a second
+/// }
 /// ```
 enum ExpiringActivity {
-    /// Whether the system asked the work to stop.
+    /// How the system answers a request for background time: it calls `respond` with `false` to
+    /// run the work and with `true` to refuse it or take the time back (as
+    /// `performExpiringActivity` calls its block).
+    typealias System = @Sendable (_ reason: String, _ respond: @escaping @Sendable (Bool) -> Void) -> Void
+
+    /// Whether the system asked the work to stop, and when the work is over.
     final class Expiry: Sendable {
-        private let expired = Atomic<Bool>(false)
+        private enum Phase { case waiting, running, finished, refused }
+        private let phase = Locked(Phase.waiting)
+        private let expired = AtomicWord()
+        private let over = DispatchSemaphore(value: 0)
 
         /// True once the system (or a test) asked the work to stop.
-        var isExpired: Bool { expired.load(ordering: .acquiring) }
+        var isExpired: Bool { expired.load() != 0 }
 
-        func expire() { expired.store(true, ordering: .releasing) }
+        /// Asks the work to stop (it checks ``isExpired`` between its steps).
+        func expire() { expired.store(1) }
+
+        /// The work may start: false when the system refused (or expired) it first.
+        fileprivate func begin() -> Bool {
+            phase.withLock { phase in
+                guard phase == .waiting else { return false }
+                phase = .running
+                return true
+            }
+        }
+
+        fileprivate func finish() {
+            phase.withLock { $0 = .finished }
+            over.signal()
+        }
+
+        /// Expires the work and waits until it has returned; true when it had never started (a
+        /// refusal), in which case it never will.
+        fileprivate func expireAndWait() -> Bool {
+            expire()
+            let before = phase.withLock { phase in
+                defer { if phase == .waiting { phase = .refused } }
+                return phase
+            }
+            switch before {
+            case .waiting: return true
+            case .running:
+                over.wait()
+                over.signal()  // a second expiry call (there should be none) does not hang
+                return false
+            case .finished, .refused: return false
+            }
+        }
     }
 
-    /// Runs `body` in the background, inside an expiring-activity assertion where there is one.
-    static func run(_ reason: String, _ body: @escaping @Sendable (Expiry) -> Void) {
+    /// Runs `body` in the background, inside an expiring-activity assertion where there is one;
+    /// calls `refused` instead when the system will not give the time.
+    static func run(
+        _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void,
+        refused: @escaping @Sendable () -> Void
+    ) {
         let expiry = Expiry()
-        #if canImport(Darwin) && !os(macOS)
-            // Called twice when the system needs the time back: first to do the work, then (on
-            // another thread, while the work may still run) with `expired` set.
-            ProcessInfo.processInfo.performExpiringActivity(withReason: reason) { expired in
-                if expired { expiry.expire() } else { body(expiry) }
+        let respond: @Sendable (Bool) -> Void = { expired in
+            if expired {
+                if expiry.expireAndWait() { refused() }
+            } else if expiry.begin() {
+                body(expiry)
+                expiry.finish()
             }
+        }
+        (system ?? platformSystem)(reason, respond)
+    }
+
+    /// The platform's answer: Apple's expiring activities on iOS and its siblings; elsewhere the
+    /// work always runs, on a utility queue.
+    private static let platformSystem: System = { reason, respond in
+        #if canImport(Darwin) && !os(macOS)
+            ProcessInfo.processInfo.performExpiringActivity(withReason: reason, using: respond)
         #else
-            DispatchQueue.global(qos: .utility).async { body(expiry) }
+            DispatchQueue.global(qos: .utility).async { respond(false) }
         #endif
     }
 }

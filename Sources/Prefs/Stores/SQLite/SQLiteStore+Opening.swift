@@ -113,6 +113,8 @@ extension SQLiteStore {
                 var opened = try load(
                     connection, path: path, faults: options.faults, diagnostics: options.diagnostics)
                 opened.databaseID = identity
+                opened.database.readOnly = readOnly
+                opened.database.immutable = immutable
                 return opened
             }
         } catch let failure as SQLiteConnection.Failure {
@@ -120,20 +122,32 @@ extension SQLiteStore {
         }
     }
 
-    /// The connection only commits checkpoints: each is synced before the journal drops what it
-    /// moved, whatever the durability.
+    /// The connection only commits checkpoints: each reaches the medium before the journal
+    /// drops what it moved, whatever the durability (`flush()` promises to survive power loss).
     private static func configureForCheckpoints(_ connection: SQLiteConnection, options: Options) throws {
         try connection.execute("PRAGMA synchronous=FULL")
         // On Apple platforms `fsync` leaves data in the drive's cache; only `F_FULLFSYNC` reaches
-        // the medium, and SQLite uses it only when asked. (Elsewhere these pragmas change
-        // nothing: one code path for every platform.)
-        let fullSync = options.durability == .powerSafe ? "ON" : "OFF"
-        try connection.execute("PRAGMA fullfsync=\(fullSync); PRAGMA checkpoint_fullfsync=\(fullSync)")
+        // the medium, and SQLite uses it only when asked. `.committed` too: the journal drops the
+        // records a checkpoint moved, so a commit still in the drive's cache would lose them.
+        // (Elsewhere these pragmas change nothing: one code path for every platform.)
+        try connection.execute("PRAGMA fullfsync=ON; PRAGMA checkpoint_fullfsync=ON")
     }
 
     /// A connection to a store's file that was opened before (schema checked, in WAL mode),
     /// configured for checkpoints as the first one was.
     static func checkpointConnection(path: String, options: Options) throws -> SQLiteConnection {
+        try checkpointConnection(path: path, options: options, readOnly: false, immutable: false)
+    }
+
+    /// The same for a store that only reads: opened as the first one was, with nothing to move.
+    static func checkpointConnection(path: String, options: Options, readOnly: Bool, immutable: Bool) throws
+        -> SQLiteConnection
+    {
+        if readOnly {
+            let connection = try SQLiteConnection(path: path, readOnly: true, immutable: immutable)
+            connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
+            return connection
+        }
         let connection = try SQLiteConnection(path: path, create: false)
         connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
         try configureForCheckpoints(connection, options: options)
@@ -299,9 +313,9 @@ extension SQLiteStore {
         }
     }
 
-    /// Reads every row into the cache, and the version of the file they come from, in one read
+    /// Reads every row into the cache, and the checkpoint mark they go with, in one read
     /// transaction: a commit by another connection while loading is then either in the rows and
-    /// the version, or in neither (and found by the next catch-up).
+    /// the mark, or in neither (and found by the next catch-up).
     ///
     /// Reading every page of the table also finds damage in it.
     private static func load(
@@ -312,8 +326,7 @@ extension SQLiteStore {
     {
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
-        // `data_version` is read first: it starts the read transaction the rows are read in.
-        let dataVersion = try connection.integer("PRAGMA data_version") ?? 0
+        // The first read starts the read transaction every row is read in.
         let version = try connection.integer("PRAGMA user_version") ?? 0
         guard version >= 1 && version <= schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
@@ -350,7 +363,7 @@ extension SQLiteStore {
         reportUndecodable(undecodable, in: path, to: diagnostics)
         return Opened(
             database: Database(
-                connection: connection, dataVersion: dataVersion, file: FileIdentity(path: path)),
+                connection: connection, file: FileIdentity(path: path)),
             cache: Cache(
                 values: filled,
                 position: Journal.Position(

@@ -51,7 +51,7 @@ public final class SQLiteStore: PreferenceStore {
     /// checkpoints, which hold it (never this object) so that closing stays here.
     let core: SQLiteStoreCore
     /// Wakes the store when another store on the file writes; holds the core weakly.
-    private let watch: JournalWatch
+    let watch: JournalWatch
 
     /// Opens (creating when needed, with its folders) the store at `path`.
     ///

@@ -77,16 +77,13 @@ extension SQLiteStoreCore {
     ///
     /// Returns whether there was anything new.
     func lookForChanges() -> Bool {
-        watchLooks.add(1, ordering: .relaxed)
+        watchLooks.add(1)
         guard let journal else {
-            // No journal: SQLite's `data_version` says whether another connection committed.
-            let moved =
-                (try? sqlite.withDatabase(during: "a refresh") { database in
-                    try sqlite.perform { try database.connection.integer("PRAGMA data_version") }
-                        != database.dataVersion
-                }) ?? false
-            if moved { try? catchUpFromSQLite() }
-            return moved
+            // No journal (a file only read): the rows changed since the cache's position. (Not
+            // `PRAGMA data_version`, which belongs to one connection, and none is kept open.)
+            let before = cache.position
+            try? catchUpFromSQLite()
+            return cache.position > before
         }
         let before = cache.position
         guard journal.sequence > before else { return false }

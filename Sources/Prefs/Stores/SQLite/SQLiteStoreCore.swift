@@ -2,7 +2,6 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
-import Synchronization
 
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
@@ -13,15 +12,17 @@ extension SQLiteStore {
         /// Open inside `withDatabase`; a store with a journal closes it between uses (see
         /// `StoreConnection.withDatabase`).
         var connection: SQLiteConnection
-        /// `PRAGMA data_version` when this connection last read the rows (a store without a
-        /// journal polls it).
-        var dataVersion: Int64
         /// The file the connection opened, to notice when the path names another one.
         let file: FileIdentity?
         /// Set when the store closed the connection; nothing runs on it after that.
         var isClosed = false
         /// Set while the connection is closed between uses; the next use opens another.
         var isIdle = false
+        /// How the file was opened, and so how it is opened again: read-only (a file, folder or
+        /// disk this process cannot write), and immutable (where SQLite could not even make its
+        /// `-shm` file).
+        var readOnly = false
+        var immutable = false
     }
 
     /// What reads answer from: every value, and how far into the journal it is.
@@ -66,7 +67,7 @@ final class SQLiteStoreCore: Sendable {
     let checkpointer: Checkpointer
     var observers: StoreObservers { cache.observers }
     /// How many times the watch looked for other stores' writes (``lookForChanges()``).
-    let watchLooks = Atomic<Int>(0)
+    let watchLooks = AtomicWord()
     /// The busy timeout in milliseconds, for the journal's lock.
     private let lockTimeout: Int64
 
@@ -98,7 +99,7 @@ final class SQLiteStoreCore: Sendable {
         fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)
         sqlite = StoreConnection(
             path: path, options: options, database: opened.database,
-            closesWhenIdle: opened.journal?.isWritable == true)
+            closesWhenIdle: true)
         cache = StoreCache(
             opened.cache, journal: opened.journal, observers: StoreObservers(label: "SQLite"), path: path,
             diagnostics: options.diagnostics, faults: options.faults)
@@ -205,7 +206,17 @@ final class SQLiteStoreCore: Sendable {
             if let keyHash { cache.values.prefetch(hash: keyHash, step: .slot) }
             return (cache.position, cache.values.count >= Self.entryPrefetchFloor)
         }
-        if journal.usedBytes > journalLimit { try checkpointer.checkpoint() }
+        if journal.usedBytes > journalLimit {
+            // Background moves cannot keep up: this write moves the journal itself, unless the
+            // system refuses background time (then the app is in the background, and a move of
+            // this size on its thread could outlast the time it has); the journal holds four
+            // times the limit meanwhile, and a refused move is asked for again each second.
+            if checkpointer.refused.load() != 0 {
+                checkpointer.queue()
+            } else {
+                try checkpointer.checkpoint()
+            }
+        }
         return try withWriter { writer in
             try fileCheck.verify(&writer.looks)
             // The key's entry, now that the check's system call gave its slot time to arrive:

@@ -12,6 +12,12 @@ package struct SQLiteStoreFaults: Sendable {
     /// A background checkpoint's expiring activity expires at this step (as when the system
     /// suspends the app): only `.beforeCommit` is checked.
     package var expireAtCheckpointStep: SQLiteStore.CheckpointStep?
+    /// Stands in for the system's expiring activities (`performExpiringActivity`): called with
+    /// the reason and the block, which it calls with `false` to run the work and `true` to refuse
+    /// it or take the time back, on threads of its choosing, as iOS does.
+    package var expiringActivity: (@Sendable (String, @escaping @Sendable (Bool) -> Void) -> Void)?
+    /// How long a refused background checkpoint waits before it asks again (1 s unless set).
+    package var refusedCheckpointRetry: Duration?
     /// Called after opening has read the rows and before its read transaction ends.
     package var afterLoadingRows: (@Sendable () -> Void)?
     /// Called when a read without the journal's lock has read where the records end and is

@@ -21,8 +21,8 @@ final class StoreConnection: Sendable {
     let path: String
     private let options: SQLiteStore.Options
     private let database: Locked<SQLiteStore.Database>
-    /// Whether the connection is closed between uses: for stores that move a journal into SQLite
-    /// (a store without one polls `PRAGMA data_version`, which belongs to one connection).
+    /// Whether the connection is closed between uses: always, in the library (a read-only store
+    /// too: its WAL connection would hold the `-shm` lock for good); tests may keep it open.
     private let closesWhenIdle: Bool
 
     init(path: String, options: SQLiteStore.Options, database: SQLiteStore.Database, closesWhenIdle: Bool) {
@@ -49,7 +49,7 @@ final class StoreConnection: Sendable {
                 throw SQLiteStoreError(path: path, kind: .closed, message: "closed before \(operation)")
             }
             if database.isIdle {
-                database.connection = try reopen(database.file)
+                database.connection = try reopen(database)
                 database.isIdle = false
             }
             defer {
@@ -71,13 +71,15 @@ final class StoreConnection: Sendable {
     }
 
     /// A connection to the store's file, configured as the store's first one was.
-    private func reopen(_ openedFile: FileIdentity?) throws -> SQLiteConnection {
+    private func reopen(_ database: SQLiteStore.Database) throws -> SQLiteConnection {
+        let openedFile = database.file
         let replaced = SQLiteStoreError(
             path: path, kind: .replaced, message: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
         let connection = try perform {
-            try SQLiteStore.checkpointConnection(path: path, options: options)
+            try SQLiteStore.checkpointConnection(
+                path: path, options: options, readOnly: database.readOnly, immutable: database.immutable)
         }
         guard FileIdentity(path: path) == openedFile else {
             connection.close()
@@ -143,14 +145,13 @@ final class StoreConnection: Sendable {
         var highest: UInt64
     }
 
-    /// The rows changed after `known`, read in one transaction that also notes `data_version`.
+    /// The rows changed after `known`, and the checkpoint mark, read in one transaction.
     func rowsChanged(after known: UInt64, in database: inout SQLiteStore.Database) throws -> ChangedRows {
         let connection = database.connection
         var rows = ChangedRows(highest: known)
         try perform {
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
-            database.dataVersion = try connection.integer("PRAGMA data_version") ?? 0
             rows.highest = max(rows.highest, try Self.checkpointedSequence(connection))
             try connection.run(
                 "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1",

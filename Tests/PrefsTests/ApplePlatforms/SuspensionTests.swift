@@ -1,0 +1,233 @@
+import Dispatch
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+@testable import PrefsJournal
+
+/// What an app being suspended asks of a store, run on Linux through a stand-in for
+/// `performExpiringActivity` that calls back as iOS does: refusals, expiry in the middle of a
+/// checkpoint, nothing held, and the watch's own promises.
+@Suite struct SuspensionTests {
+    /// 300 values of 4 KB: past the 1 MiB at which a write queues a background checkpoint.
+    private static func fillPastThreshold(_ store: SQLiteStore, round: Int = 0) throws {
+        let payload = String(repeating: "x", count: 4_000)
+        for index in 0..<300 {
+            try store.setValue(.string("\(round).\(index)\(payload)"), forKey: "k\(index)")
+        }
+    }
+
+    private static func rowsInSQLite(_ path: String) throws -> Int64 {
+        try SQLiteConnection(path: path).integer("SELECT count(*) FROM prefs_entries") ?? 0
+    }
+
+    /// A refused background assertion (the block called only with `expired == true`) leaves no
+    /// checkpoint marked as queued, and the move is asked for again by itself: once the system
+    /// gives time, the journal reaches SQLite with no further write.
+    @Test func aRefusedCheckpointIsAskedForAgainAndThenRuns() async throws {
+        let path = TestFiles.uniquePath("refused")
+        let refusals = Locked(0)
+        let granting = Locked(false)
+        var options = SQLiteStore.Options()
+        options.faults.refusedCheckpointRetry = .milliseconds(50)
+        options.faults.expiringActivity = { _, respond in
+            let grant = granting.withLock { $0 }
+            if !grant { refusals.withLock { $0 += 1 } }
+            DispatchQueue.global().async { respond(!grant) }
+        }
+        let store = try SQLiteStore(path: path, options: options)
+        try Self.fillPastThreshold(store)
+        #expect(await eventually { refusals.withLock { $0 } >= 3 }, "a refused move was not asked for again")
+        #expect(store.core.checkpointer.refused.load() == 1)
+        #expect(try Self.rowsInSQLite(path) == 0)
+        granting.withLock { $0 = true }
+        #expect(await eventually { (try? Self.rowsInSQLite(path)) == 300 }, "the move never ran once granted")
+        #expect(await eventually { store.core.checkpointer.queued.load() == 0 })
+        #expect(store.core.checkpointer.refused.load() == 0)
+    }
+
+    /// The system taking the time back while a checkpoint is inside its transaction: the expiry
+    /// call returns only once the checkpoint has rolled back and let go of SQLite's write lock
+    /// and the journal's, so the app is never suspended holding them (0xdead10cc).
+    @Test func anExpiryReturnsOnlyOnceEveryLockIsLetGo() async throws {
+        let path = TestFiles.uniquePath("expiry-waits")
+        let inTransaction = DispatchSemaphore(value: 0)
+        let heldAtExpiry = Locked<[String]?>(nil)
+        var options = SQLiteStore.Options()
+        options.faults.atCheckpointStep = { step in
+            guard step == .beforeCommit else { return }
+            inTransaction.signal()
+            usleep(300_000)  // the expiry arrives meanwhile, on another thread
+        }
+        options.faults.expiringActivity = { _, respond in
+            DispatchQueue.global().async { respond(false) }
+            DispatchQueue.global().async {
+                inTransaction.wait()
+                respond(true)
+                // The moment the expiry handler returned: what would the suspended app hold?
+                var held: [String] = []
+                if let other = try? SQLiteConnection(path: path) {
+                    other.setBusyTimeout(milliseconds: 0)
+                    if (try? other.execute("BEGIN IMMEDIATE; ROLLBACK")) == nil {
+                        held.append("SQLite's write lock")
+                    }
+                }
+                heldAtExpiry.withLock { $0 = held }
+            }
+        }
+        let store = try SQLiteStore(path: path, options: options)
+        try Self.fillPastThreshold(store)
+        #expect(await eventually { heldAtExpiry.withLock { $0 } != nil })
+        #expect(heldAtExpiry.withLock { $0 } == [])
+        try store.core.journal?.withLock(timeout: .milliseconds(1)) { _ in }  // the journal's lock is free too
+        #expect(store.value(forKey: "k299") != nil)
+        try store.flush()
+        #expect(try Self.rowsInSQLite(path) == 300)
+    }
+
+    /// While the system refuses background time, a write past the journal's limit does not move
+    /// the journal on its own thread (that could outlast the time an app in the background has).
+    @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {
+        let path = TestFiles.uniquePath("refused-inline")
+        var options = SQLiteStore.Options()
+        options.faults.refusedCheckpointRetry = .seconds(3_600)
+        options.faults.expiringActivity = { _, respond in DispatchQueue.global().async { respond(true) } }
+        let store = try SQLiteStore(path: path, options: options)
+        try Self.fillPastThreshold(store)
+        let deadline = Date().addingTimeInterval(10)
+        while store.core.checkpointer.refused.load() == 0 && Date() < deadline { usleep(10_000) }
+        #expect(store.core.checkpointer.refused.load() == 1)
+        let limit = SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
+        let big = String(repeating: "y", count: 1 << 20)
+        var round = 0
+        while (store.core.journal?.usedBytes ?? 0) <= limit {
+            try store.setValue(.string(big), forKey: "big\(round % 8)")
+            round += 1
+        }
+        try store.setValue(.integer(1), forKey: "past the limit")
+        #expect(try Self.rowsInSQLite(path) == 0, "a write moved the journal in line while refused")
+        #expect(store.value(forKey: "past the limit") == .integer(1))
+    }
+
+    /// A checkpoint's commit reaches the medium whatever the durability (`F_FULLFSYNC` on Apple
+    /// platforms): `flush()` promises to survive power loss, and the journal drops what it moved.
+    @Test(arguments: [SQLiteStore.Durability.committed, .powerSafe])
+    func checkpointsAskForAFullSync(durability: SQLiteStore.Durability) throws {
+        let path = TestFiles.uniquePath("fullfsync")
+        var options = SQLiteStore.Options()
+        options.durability = durability
+        let store = try SQLiteStore(path: path, options: options)
+        let connection = try SQLiteStore.checkpointConnection(path: path, options: options)
+        #expect(try connection.integer("PRAGMA fullfsync") == 1)
+        #expect(try connection.integer("PRAGMA checkpoint_fullfsync") == 1)
+        #expect(try connection.integer("PRAGMA synchronous") == 2)  // FULL
+        _ = store
+    }
+
+    /// A `stop()` called from another watcher's queue still waits for this watcher's running
+    /// look (one queue key per watcher; with one key for all it returned at once).
+    @Test func stoppingFromAnotherWatchersQueueWaitsForTheRunningLook() {
+        let lookStarted = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let lookFinished = Locked(false)
+        let first = JournalWatch(journal: nil, interval: .seconds(3_600), wantsWakeups: { false }) {
+            lookStarted.signal()
+            release.wait()
+            lookFinished.withLock { $0 = true }
+            return false
+        }
+        lookStarted.wait()
+        let returnedBeforeTheLookEnded = Locked<Bool?>(nil)
+        let stopped = DispatchSemaphore(value: 0)
+        let second = JournalWatch(journal: nil, interval: .seconds(3_600), wantsWakeups: { false }) {
+            guard returnedBeforeTheLookEnded.withLock({ $0 }) == nil else { return false }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
+            first.stop()
+            returnedBeforeTheLookEnded.withLock { $0 = !lookFinished.withLock { $0 } }
+            stopped.signal()
+            return false
+        }
+        stopped.wait()
+        #expect(returnedBeforeTheLookEnded.withLock { $0 } == false)
+        second.stop()
+    }
+}
+
+#if os(Linux)
+    /// A store that can only read: it learns of other processes' writes within a second, and
+    /// holds no SQLite connection between calls (its `-shm` lock would be held forever).
+    @Suite(
+        .enabled(
+            if: getuid() == 0,
+            "a read-only view of a folder is a bind mount, which needs root (CI runs as root)"))
+    struct ReadOnlyStoreTests {
+        /// The descriptors of this process open on `path` or its `-wal`/`-shm` for reading or
+        /// writing (an `O_PATH` descriptor, the file check's, only names the file: no lock).
+        private static func descriptors(on path: String) -> [String] {
+            let folder = "/proc/self/fd"
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return entries.compactMap { entry in
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(entry)")
+                guard let target, target == path || target == path + "-wal" || target == path + "-shm" else {
+                    return nil
+                }
+                let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(entry)", encoding: .utf8)) ?? ""
+                let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }
+                    .flatMap {
+                        Int($0.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+                    }
+                if let flags, flags & 0o10_000_000 != 0 { return nil }  // O_PATH
+                return target
+            }
+        }
+
+        @Test func aReadOnlyStoreHoldsNoConnectionAndSeesWritesWithinASecond() async throws {
+            let view = try ReadOnlyView()
+            defer { view.remove() }
+            let writable = view.writable.appendingPathComponent("shared.sqlite").path
+            let writer = try SQLiteStore(path: writable)
+            try writer.setValue(.string("first"), forKey: "name")
+            try writer.flush()
+            let readOnlyPath = view.readOnly.appendingPathComponent("shared.sqlite").path
+            let reader = try SQLiteStore(path: readOnlyPath)
+            #expect(reader.value(forKey: "name") == .string("first"))
+            #expect(throws: SQLiteStoreError.self) { try reader.setValue(.integer(1), forKey: "refused") }
+            #expect(reader.watch.lookInterval <= .seconds(1))
+            #expect(Self.descriptors(on: readOnlyPath) == [], "the read-only store keeps SQLite open")
+            // Another writer's change, moved into SQLite, reaches the reader's observers.
+            let heard = Locked<[StoreChange]>([])
+            let observation = reader.observe { change in heard.withLock { $0.append(change) } }
+            try writer.setValue(.string("second"), forKey: "name")
+            try writer.flush()
+            #expect(await eventually(within: 3) { reader.value(forKey: "name") == .string("second") })
+            #expect(await eventually(within: 3) { !heard.withLock { $0 }.isEmpty })
+            #expect(Self.descriptors(on: readOnlyPath) == [], "the read-only store keeps SQLite open")
+            observation.cancel()
+        }
+    }
+
+    /// A folder and a read-only view of it (a read-only bind mount): a store opened through the
+    /// view can only read, while another writes the same files through the folder.
+    struct ReadOnlyView {
+        let writable: URL
+        let readOnly: URL
+
+        init() throws {
+            writable = TestFiles.folder.appendingPathComponent("rw-\(UUID().uuidString)")
+            readOnly = TestFiles.folder.appendingPathComponent("ro-view-\(UUID().uuidString)")
+            for folder in [writable, readOnly] {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            guard try ReadOnlyFolder.shell("mount", "--bind", writable.path, readOnly.path) == 0,
+                try ReadOnlyFolder.shell("mount", "-o", "remount,bind,ro", readOnly.path) == 0
+            else { throw TestFailure("cannot make a read-only bind mount at \(readOnly.path)") }
+        }
+
+        func remove() {
+            _ = try? ReadOnlyFolder.shell("umount", "-l", readOnly.path)
+            try? FileManager.default.removeItem(at: writable)
+            try? FileManager.default.removeItem(at: readOnly)
+        }
+    }
+#endif
