@@ -80,7 +80,8 @@ import Testing
         try Self.fillPastThreshold(store)
         #expect(await eventually { heldAtExpiry.withLock { $0 } != nil })
         #expect(heldAtExpiry.withLock { $0 } == [])
-        try store.core.journal?.withLock(timeout: .milliseconds(1)) { _ in }  // the journal's lock is free too
+        // The journal's lock is free too.
+        try store.core.journal?.withLock(timeout: .milliseconds(1)) { _ in }
         #expect(store.value(forKey: "k299") != nil)
         try store.flush()
         #expect(try Self.rowsInSQLite(path) == 300)
@@ -131,23 +132,27 @@ import Testing
         let lookStarted = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let lookFinished = Locked(false)
-        let first = JournalWatch(journal: nil, interval: .seconds(3_600), wantsWakeups: { false }) {
-            lookStarted.signal()
-            release.wait()
-            lookFinished.withLock { $0 = true }
-            return false
-        }
+        let first = JournalWatch(
+            journal: nil, interval: .seconds(3_600), wantsWakeups: { false },
+            look: {
+                lookStarted.signal()
+                release.wait()
+                lookFinished.withLock { $0 = true }
+                return false
+            })
         lookStarted.wait()
         let returnedBeforeTheLookEnded = Locked<Bool?>(nil)
         let stopped = DispatchSemaphore(value: 0)
-        let second = JournalWatch(journal: nil, interval: .seconds(3_600), wantsWakeups: { false }) {
-            guard returnedBeforeTheLookEnded.withLock({ $0 }) == nil else { return false }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
-            first.stop()
-            returnedBeforeTheLookEnded.withLock { $0 = !lookFinished.withLock { $0 } }
-            stopped.signal()
-            return false
-        }
+        let second = JournalWatch(
+            journal: nil, interval: .seconds(3_600), wantsWakeups: { false },
+            look: {
+                guard returnedBeforeTheLookEnded.withLock({ $0 }) == nil else { return false }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { release.signal() }
+                first.stop()
+                returnedBeforeTheLookEnded.withLock { $0 = !lookFinished.withLock { $0 } }
+                stopped.signal()
+                return false
+            })
         stopped.wait()
         #expect(returnedBeforeTheLookEnded.withLock { $0 } == false)
         second.stop()
