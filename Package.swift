@@ -45,7 +45,9 @@ let package = Package(
             dependencies: [
                 "CPrefsShared", "PrefsJournal",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
-            ]
+            ],
+            // The privacy manifest an app embedding Prefs needs for App Store upload.
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The SQLite store's engine: the journal shared by processes (its file, header, records,
         // lock and wake-ups), with a small package-level API the store uses. Not a product.

@@ -72,8 +72,11 @@ extension Preferences {
 
     /// Runs `body` as one atomic read-modify-write.
     ///
-    /// No other writer's change to the store lands between its reads and its writes (across processes where the store is shared), and
-    /// observers see its result once. If `body` throws, or a value it assigns cannot be encoded,
+    /// No other writer's change to the store lands between its reads and its writes, and
+    /// observers see its result once. How far "other writer" reaches depends on the store:
+    /// every process sharing a `SQLiteStore` file or a `PostgresStore` namespace, but only this
+    /// process for a `UserDefaultsStore` (another process writing the same suite, an app
+    /// extension or `defaults write`, can interleave) and a `MemoryStore`. If `body` throws, or a value it assigns cannot be encoded,
     /// nothing is applied and the error is thrown.
     ///
     /// ```swift

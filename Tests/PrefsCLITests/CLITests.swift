@@ -94,17 +94,21 @@
         @Test func aDomainOnlyInUserDefaultsIsNamedWithTheOptionThatReadsIt() throws {
             let cli = try CLI()
             defer { cli.remove() }
+            // A domain of this test alone, removed after (on a Mac it is the developer's own).
+            let domain = ScratchDefaultsDomain("com.example.legacy")
+            defer { domain.remove() }
+            let legacy = domain.name
             let plain = try cli.run(
-                "plain-write", "com.example.legacy", "volume", "double", "0.8", program: "PrefsTestHelper")
+                "plain-write", legacy, "volume", "double", "0.8", program: "PrefsTestHelper")
             #expect(plain.status == 0, "\(plain.stderr)")
-            let read = try cli.run("read", "com.example.legacy", "volume")
+            let read = try cli.run("read", legacy, "volume")
             #expect(read.status == 1)
-            #expect(read.stderr.contains("--store userdefaults read com.example.legacy"), "\(read.stderr)")
+            #expect(read.stderr.contains("--store userdefaults read \(legacy)"), "\(read.stderr)")
             #if !canImport(Darwin)
-                let found = try cli.run("--store", "userdefaults", "read", "com.example.legacy", "volume")
+                let found = try cli.run("--store", "userdefaults", "read", legacy, "volume")
                 #expect(found.stdout == "0.8", "\(found.stderr)")
                 // Watching UserDefaults on Linux would show nothing: said, not silently empty.
-                let watch = try cli.run("--store", "userdefaults", "watch", "com.example.legacy")
+                let watch = try cli.run("--store", "userdefaults", "watch", legacy)
                 #expect(watch.status == 64)
                 #expect(watch.stderr.contains("cannot see other processes' writes"), "\(watch.stderr)")
             #endif
@@ -307,8 +311,9 @@
             defer { cli.remove() }
             let helper = "PrefsTestHelper"
             // A suite of this test alone: on macOS, Foundation keeps suites in the real home folder.
-            let suite = "prefs.cli.tests.\(UUID().uuidString)"
-            defer { UserDefaults.standard.removePersistentDomain(forName: suite) }
+            let scratch = ScratchDefaultsDomain("prefs.cli.tests")
+            defer { scratch.remove() }
+            let suite = scratch.name
             // A plain Foundation program writes; prefs reads.
             #expect(
                 try cli.run(

@@ -81,7 +81,10 @@ import Testing
         func aWriteThroughTheStoreOutlivesItsProcess(type: String, value: String) throws {
             let home = try Helper.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: home) }
-            let suite = "prefs.crossprocess"
+            // A domain of this test alone, removed after (on a Mac it is the developer's own).
+            let domain = ScratchDefaultsDomain("prefs.crossprocess")
+            defer { domain.remove() }
+            let suite = domain.name
 
             let write = try Helper.run(["store-write", suite, "key", type, value], configHome: home)
             #expect(write.status == 0, "\(write.stderr)")
