@@ -39,9 +39,10 @@ extension Journal {
                     throw failure(
                         .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
                 }
-                if let kind = JournalError.kind(ofOpenFailure: reason) {
+                if JournalError.isProtectedData(openFailure: reason, path: path) {
                     throw failure(
-                        kind, "the journal \(path) cannot be opened before the device is first unlocked")
+                        .protectedDataUnavailable,
+                        "the journal \(path) cannot be opened before the device is first unlocked")
                 }
                 if !writable { return nil }
                 throw JournalError(

@@ -40,7 +40,7 @@ package struct JournalError: Error, CustomStringConvertible {
             switch code {
             case ENOSPC, EDQUOT: .diskFull
             case EROFS: .readOnly
-            default: Self.kind(ofOpenFailure: code)
+            default: Self.isProtectedData(openFailure: code, path: path) ? .protectedDataUnavailable : nil
             }
         self.init(specific ?? kind, path: path, "cannot \(what): \(Self.systemReason(code))")
     }
@@ -59,11 +59,34 @@ package struct JournalError: Error, CustomStringConvertible {
         #endif
     }
 
-    /// What a failure to open a store's file with `errno` means: on a platform with data
-    /// protection, `EPERM` is a protected file before the first unlock.
-    package static func kind(ofOpenFailure errno: Int32, platformProtectsFiles: Bool = platformProtectsFiles)
-        -> Kind?
-    {
-        platformProtectsFiles && errno == EPERM ? .protectedDataUnavailable : nil
+    /// Whether a failure to open `path` with `errno` means its data is locked away (a file
+    /// protected by class, before the device's first unlock) — the one place that decides it.
+    ///
+    /// ```swift
+    /// JournalError.isProtectedData(openFailure: EPERM, path: path)  // false on Linux
+    /// ```
+    ///
+    /// Only `EPERM`, and only where files are protected by class. The sandbox refuses with
+    /// `EPERM` too (an App Group the app is not entitled to), but then even the file's metadata
+    /// is refused, while a protected file (or, for one not made yet, its folder) can still be
+    /// looked at: `lookUp` (`stat`'s `errno`, 0 when it succeeds) tells the two apart.
+    package static func isProtectedData(
+        openFailure errno: Int32, path: String, platformProtectsFiles: Bool = platformProtectsFiles,
+        lookUp: (String) -> Int32 = metadataFailure
+    ) -> Bool {
+        guard platformProtectsFiles, errno == EPERM else { return false }
+        switch lookUp(path) {
+        case 0: return true
+        case ENOENT:
+            let folder = (path as NSString).deletingLastPathComponent
+            return lookUp(folder.isEmpty ? "." : folder) == 0
+        default: return false
+        }
+    }
+
+    /// `stat`'s `errno` for `path`, or 0 when it succeeds.
+    package static func metadataFailure(_ path: String) -> Int32 {
+        var info = stat()
+        return stat(path, &info) == 0 ? 0 : errno
     }
 }

@@ -71,9 +71,12 @@ private final class AnnouncingDefaults: UserDefaults {
         observation.cancel()
     }
 
-    /// Item 6: `.powerSafe` asks SQLite for `F_FULLFSYNC` (a no-op off Apple platforms).
-    @Test(arguments: [(SQLiteStore.Durability.powerSafe, Int64(1)), (.committed, 0)])
-    func powerSafeAsksForFullSync(durability: SQLiteStore.Durability, expected: Int64) throws {
+    /// A checkpoint's commit asks SQLite for `F_FULLFSYNC` (a no-op off Apple platforms) whatever
+    /// the durability, on the store's first connection and on each one opened again: `flush()`
+    /// promises to survive power loss, and the journal drops what a checkpoint moved.
+    @Test(arguments: [SQLiteStore.Durability.powerSafe, .committed])
+    func checkpointsAskForAFullSyncWhateverTheDurability(durability: SQLiteStore.Durability) throws {
+        let expected: Int64 = 1
         let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(durability: durability))
         for _ in 0..<2 {
             let (full, checkpoint) = try store.core.sqlite.withDatabase(during: "a test") { database in
@@ -137,15 +140,62 @@ private final class AnnouncingDefaults: UserDefaults {
     /// Apple platforms protect files; the choice and the mapping are the same code everywhere.)
     @Test func dataProtectionDefaultsToFirstUnlockAndALockedFileIsATypedError() {
         #expect(SQLiteStore.Options().fileProtection == .completeUntilFirstUserAuthentication)
-        typealias Protection = SQLiteStore.FileProtection
+        // A protected file: its metadata can be read, its bytes cannot.
+        let readable: (String) -> Int32 = { _ in 0 }
         #expect(
-            Protection.kind(ofOpenFailure: EPERM, platformProtectsFiles: true) == .protectedDataUnavailable)
-        #expect(Protection.kind(ofOpenFailure: EACCES, platformProtectsFiles: true) == nil)
-        #expect(Protection.kind(ofOpenFailure: EPERM, platformProtectsFiles: false) == nil)
+            JournalError.isProtectedData(
+                openFailure: EPERM, path: "/a/p", platformProtectsFiles: true, lookUp: readable))
+        #expect(
+            !JournalError.isProtectedData(
+                openFailure: EACCES, path: "/a/p", platformProtectsFiles: true, lookUp: readable))
+        #expect(
+            !JournalError.isProtectedData(
+                openFailure: EPERM, path: "/a/p", platformProtectsFiles: false, lookUp: readable))
         let refused = SQLiteStoreError(
             path: "/p.sqlite",
             SQLiteConnection.Failure(code: 14, message: "unable to open", systemErrno: EPERM))
-        #expect(refused.kind == (Protection.platformProtectsFiles ? .protectedDataUnavailable : .cannotOpen))
+        #expect(
+            refused.kind == (JournalError.platformProtectsFiles ? .protectedDataUnavailable : .cannotOpen))
+    }
+
+    /// `EPERM` from the sandbox (an App Group the app is not entitled to) is not locked data:
+    /// there even the metadata is refused, of the file and of its folder. A file not made yet in
+    /// a folder that can be looked at is locked data (it cannot be made before the first unlock).
+    @Test func aSandboxRefusalIsNotLockedData() {
+        let sandboxed: (String) -> Int32 = { _ in EPERM }
+        #expect(
+            !JournalError.isProtectedData(
+                openFailure: EPERM, path: "/group/p", platformProtectsFiles: true, lookUp: sandboxed))
+        let notYetMade: (String) -> Int32 = { $0 == "/a" ? 0 : ENOENT }
+        #expect(
+            JournalError.isProtectedData(
+                openFailure: EPERM, path: "/a/p", platformProtectsFiles: true, lookUp: notYetMade))
+        let nowhere: (String) -> Int32 = { _ in ENOENT }
+        #expect(
+            !JournalError.isProtectedData(
+                openFailure: EPERM, path: "/a/p", platformProtectsFiles: true, lookUp: nowhere))
+        // The real look-up: a file that exists can be looked at, one that does not cannot.
+        let path = TestFiles.uniquePath("protected")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        #expect(JournalError.metadataFailure(path) == 0)
+        #expect(JournalError.metadataFailure(path + ".missing") == ENOENT)
+    }
+
+    /// The store's class goes to its own four files, never to the folder it lives in (which an
+    /// app may have made stricter).
+    @Test func dataProtectionTouchesOnlyTheStoresFiles() throws {
+        let path = "/container/Library/prefs.sqlite"
+        let files = SQLiteStore.FileProtection.storeFiles(at: path)
+        #expect(files == [path, path + "-wal", path + "-shm", path + "-prefs"])
+        #expect(!files.contains("/container/Library"))
+        // Every file a store leaves beside its database is in the list.
+        let store = try SQLiteStore(path: TestFiles.uniquePath("protected-files"))
+        try store.setValue(.integer(1), forKey: "k")
+        let folder = (store.path as NSString).deletingLastPathComponent
+        let name = (store.path as NSString).lastPathComponent
+        let made = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name) }
+            .map { folder + "/" + $0 }
+        #expect(Set(made).isSubset(of: SQLiteStore.FileProtection.storeFiles(at: store.path)), "\(made)")
     }
 
     /// A background checkpoint whose expiring activity expires (the system suspending the app)

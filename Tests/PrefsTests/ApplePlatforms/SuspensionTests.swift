@@ -111,21 +111,6 @@ import Testing
         #expect(store.value(forKey: "past the limit") == .integer(1))
     }
 
-    /// A checkpoint's commit reaches the medium whatever the durability (`F_FULLFSYNC` on Apple
-    /// platforms): `flush()` promises to survive power loss, and the journal drops what it moved.
-    @Test(arguments: [SQLiteStore.Durability.committed, .powerSafe])
-    func checkpointsAskForAFullSync(durability: SQLiteStore.Durability) throws {
-        let path = TestFiles.uniquePath("fullfsync")
-        var options = SQLiteStore.Options()
-        options.durability = durability
-        let store = try SQLiteStore(path: path, options: options)
-        let connection = try SQLiteStore.checkpointConnection(path: path, options: options)
-        #expect(try connection.integer("PRAGMA fullfsync") == 1)
-        #expect(try connection.integer("PRAGMA checkpoint_fullfsync") == 1)
-        #expect(try connection.integer("PRAGMA synchronous") == 2)  // FULL
-        _ = store
-    }
-
     /// A `stop()` called from another watcher's queue still waits for this watcher's running
     /// look (one queue key per watcher; with one key for all it returned at once).
     @Test func stoppingFromAnotherWatchersQueueWaitsForTheRunningLook() {
@@ -199,7 +184,9 @@ import Testing
             #expect(reader.value(forKey: "name") == .string("first"))
             #expect(throws: SQLiteStoreError.self) { try reader.setValue(.integer(1), forKey: "refused") }
             #expect(reader.watch.lookInterval <= .seconds(1))
-            #expect(Self.descriptors(on: readOnlyPath) == [], "the read-only store keeps SQLite open")
+            #expect(
+                await eventually(within: 3) { Self.descriptors(on: readOnlyPath) == [] },
+                "the read-only store keeps SQLite open")
             // Another writer's change, moved into SQLite, reaches the reader's observers.
             let heard = Locked<[StoreChange]>([])
             let observation = reader.observe { change in heard.withLock { $0.append(change) } }
@@ -207,7 +194,10 @@ import Testing
             try writer.flush()
             #expect(await eventually(within: 3) { reader.value(forKey: "name") == .string("second") })
             #expect(await eventually(within: 3) { !heard.withLock { $0 }.isEmpty })
-            #expect(Self.descriptors(on: readOnlyPath) == [], "the read-only store keeps SQLite open")
+            // Between calls: a look that just caught up may still be closing its connection.
+            #expect(
+                await eventually(within: 3) { Self.descriptors(on: readOnlyPath) == [] },
+                "the read-only store keeps SQLite open")
             observation.cancel()
         }
     }

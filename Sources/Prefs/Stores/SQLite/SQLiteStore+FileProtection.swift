@@ -27,10 +27,19 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore.FileProtection {
-    /// Gives the file or folder at `path` this protection class (where data protection exists).
+    /// The files of the store at `path` that take its class: the database, SQLite's `-wal` and
+    /// `-shm`, and the journal. Never their folder: an app may have given it a stricter class of
+    /// its own, and lowering it would expose the app's other files.
+    static func storeFiles(at path: String) -> [String] {
+        [path, path + "-wal", path + "-shm", path + "-prefs"]
+    }
+
+    /// Gives each of the store's files that exists this protection class, where data protection
+    /// exists, and only where the file has another one (so opening writes no metadata again).
     ///
-    /// The store's folder gets it too, so the files SQLite makes there (`-wal`, `-shm`) have it.
-    func apply(to path: String) {
+    /// Called once the store is open, when SQLite has made its `-wal` and `-shm` (which start
+    /// with the folder's class).
+    func apply(toStoreAt path: String) {
         #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
             let type: FileProtectionType =
                 switch self {
@@ -39,24 +48,14 @@ extension SQLiteStore.FileProtection {
                 case .completeUnlessOpen: .completeUnlessOpen
                 case .none: .none
                 }
-            try? FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: path)
+            let files = FileManager.default
+            for file in Self.storeFiles(at: path) {
+                guard let attributes = try? files.attributesOfItem(atPath: file) else { continue }
+                if attributes[.protectionKey] as? FileProtectionType != type {
+                    try? files.setAttributes([.protectionKey: type], ofItemAtPath: file)
+                }
+            }
         #endif
     }
 
-    /// Whether this platform protects files by class (so a refused open can mean "locked").
-    static var platformProtectsFiles: Bool {
-        #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
-            true
-        #else
-            false
-        #endif
-    }
-
-    /// What a failure to open a store's file with `errno` means: on a platform with data
-    /// protection, `EPERM` is a protected file before the first unlock.
-    static func kind(ofOpenFailure errno: Int32, platformProtectsFiles: Bool = platformProtectsFiles)
-        -> SQLiteStoreError.Kind?
-    {
-        platformProtectsFiles && errno == EPERM ? .protectedDataUnavailable : nil
-    }
 }

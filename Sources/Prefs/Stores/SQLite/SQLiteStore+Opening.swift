@@ -43,8 +43,7 @@ extension SQLiteStore {
         try refuseSpecialNames(path)
         try refuseAnythingButARegularFile(path)
         try createIfMissing(path: path)
-        let folder = (path as NSString).deletingLastPathComponent
-        for protected in [folder.isEmpty ? "." : folder, path] { options.fileProtection.apply(to: protected) }
+        options.fileProtection.apply(toStoreAt: path)  // the database, before SQLite writes to it
         var opened: Opened
         do {
             opened = try connect(path: path, options: options, readOnly: false)
@@ -191,7 +190,9 @@ extension SQLiteStore {
                 journal.report("another process holds the journal's lock; it is checked at the first write")
             }
         }
-        if let journal, journal.isWritable { options.fileProtection.apply(to: journal.path) }
+        // Every file of the store now exists: `-wal` and `-shm` (made with the folder's class)
+        // and the journal get the store's.
+        if let journal, journal.isWritable { options.fileProtection.apply(toStoreAt: path) }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest
         // number SQLite holds, which a first-release file has without a checkpoint mark): the

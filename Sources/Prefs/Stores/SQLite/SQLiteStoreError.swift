@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJournal
 
 #if canImport(SQLite3)
     import SQLite3
@@ -128,7 +129,9 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         case SQLITE_NOTADB: kind = .notADatabase
         case SQLITE_CORRUPT: kind = .corrupt
         case SQLITE_CANTOPEN:
-            kind = SQLiteStore.FileProtection.kind(ofOpenFailure: failure.systemErrno) ?? .cannotOpen
+            kind =
+                JournalError.isProtectedData(openFailure: failure.systemErrno, path: path)
+                ? .protectedDataUnavailable : .cannotOpen
         case SQLITE_READONLY: kind = .readOnly
         case SQLITE_FULL: kind = .diskFull
         case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
