@@ -158,8 +158,10 @@ private final class AnnouncingDefaults: UserDefaults {
             refused.kind == (JournalError.platformProtectsFiles ? .protectedDataUnavailable : .cannotOpen))
     }
 
-    /// `EPERM` from the sandbox (an App Group the app is not entitled to) is not locked data:
-    /// there even the metadata is refused, of the file and of its folder. A file not made yet in
+    /// A sandbox refusal is not locked data.
+    ///
+    /// `EPERM` from the sandbox (an App Group the app is not entitled to) comes with the
+    /// metadata refused too, of the file and of its folder. A file not made yet in
     /// a folder that can be looked at is locked data (it cannot be made before the first unlock).
     @Test func aSandboxRefusalIsNotLockedData() {
         let sandboxed: (String) -> Int32 = { _ in EPERM }

@@ -27,9 +27,10 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore.FileProtection {
-    /// The files of the store at `path` that take its class: the database, SQLite's `-wal` and
-    /// `-shm`, and the journal. Never their folder: an app may have given it a stricter class of
-    /// its own, and lowering it would expose the app's other files.
+    /// The files of the store at `path` that take its class.
+    ///
+    /// The database, SQLite's `-wal` and `-shm`, and the journal; never their folder: an app may
+    /// have given it a stricter class of its own, and lowering it would expose the app's files.
     static func storeFiles(at path: String) -> [String] {
         [path, path + "-wal", path + "-shm", path + "-prefs"]
     }
