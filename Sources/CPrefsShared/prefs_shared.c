@@ -344,9 +344,20 @@ static int ofd_lock(int descriptor, short type, off_t byte, int wait) {
 }
 #endif
 
+/// Whether opening is serialized by an OFD lock of its own (Linux with its native lock), rather
+/// than by the journal's lock as on Apple platforms (and on Linux under PREFS_JOURNAL_LOCK=flock,
+/// so CI runs Apple's opening path too).
+static int opening_has_its_own_lock(void) {
+#if defined(__linux__)
+    return prefs_lock_kind_of_process() == PREFS_LOCK_KIND_NATIVE;
+#else
+    return 0;
+#endif
+}
+
 int prefs_open_begin(int descriptor, prefs_thread_lock *thread, int64_t timeout_ms) {
 #if defined(__linux__)
-    (void)thread;
+    if (!opening_has_its_own_lock()) return prefs_lock_acquire(PREFS_LOCK_KIND_FLOCK, NULL, thread, descriptor, timeout_ms);
     struct timespec deadline = deadline_after(timeout_ms);
     useconds_t pause_us = 20;
     while (ofd_lock(descriptor, F_WRLCK, 0, 0) != 0) {
@@ -363,7 +374,10 @@ int prefs_open_begin(int descriptor, prefs_thread_lock *thread, int64_t timeout_
 
 void prefs_open_end(int descriptor, prefs_thread_lock *thread) {
 #if defined(__linux__)
-    (void)thread;
+    if (!opening_has_its_own_lock()) {
+        prefs_lock_release(PREFS_LOCK_KIND_FLOCK, NULL, thread, descriptor);
+        return;
+    }
     ofd_lock(descriptor, F_UNLCK, 0, 0);
 #else
     prefs_lock_release(PREFS_LOCK_KIND_FLOCK, NULL, thread, descriptor);
@@ -372,6 +386,7 @@ void prefs_open_end(int descriptor, prefs_thread_lock *thread) {
 
 int prefs_open_is_sole_user(int descriptor) {
 #if defined(__linux__)
+    if (!opening_has_its_own_lock()) return 0;  // as on Apple platforms
     // Every user holds byte 1 shared for as long as its descriptor is open; taking it exclusively
     // succeeds only for the first. Either way this opener then holds it shared.
     int sole = ofd_lock(descriptor, F_WRLCK, 1, 0) == 0;

@@ -56,20 +56,39 @@ extension Journal {
             throw failure(.cannotOpen, "cannot make the journal's thread lock for \(path)")
         }
         // Opening is serialized, so one process creates or repairs the header while the others
-        // wait for it (at most the store's busy timeout).
+        // wait for it. Briefly: on Apple platforms (and under `PREFS_JOURNAL_LOCK=flock`) the
+        // opening lock is the journal's own, which a writer holds while it appends, and a writer
+        // stopped in a debugger must not make opening (often on the main thread, at launch)
+        // wait the busy timeout. Past ``openingLockWait`` a journal whose header is whole opens
+        // without it, repairing nothing (the first write checks the journal under the lock);
+        // only a header being made or repaired is waited for, up to the busy timeout.
+        let briefly = min(timeout, Self.openingLockWait)
+        var holdsOpeningLock = false
         if isWritable {
-            try beginOpening(descriptor, threadLock, timeout: timeout, path: path, failure: failure)
+            holdsOpeningLock = try beginOpening(descriptor, threadLock, timeout: briefly, path: path, failure: failure)
         }
-        defer { if isWritable { prefs_open_end(descriptor, threadLock.pointer) } }
+        defer { if holdsOpeningLock { prefs_open_end(descriptor, threadLock.pointer) } }
         // Another opener may have moved the file aside while this one waited: open what is at
         // the path now.
         if isWritable && FileIdentity(descriptor: descriptor) != FileIdentity(path: path) {
             return .movedAside
         }
-        let isSoleUser = isWritable && prefs_open_is_sole_user(descriptor) == 1
-        let head = Head(reading: descriptor)
-        switch try head.verdict(fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
-        {
+        var head = Head(reading: descriptor)
+        var verdict = try head.verdict(fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
+        if isWritable && !holdsOpeningLock && !head.opensWithoutTheLock(verdict, databaseID: databaseID) {
+            guard try beginOpening(descriptor, threadLock, timeout: timeout - briefly, path: path, failure: failure)
+            else {
+                throw failure(
+                    .busy, "another process held the journal \(path) longer than \(timeout) while opening it")
+            }
+            holdsOpeningLock = true
+            if FileIdentity(descriptor: descriptor) != FileIdentity(path: path) { return .movedAside }
+            head = Head(reading: descriptor)
+            verdict = try head.verdict(
+                fileSize: OpenedFile.size(of: descriptor), writable: writable, isWritable: isWritable, path: path)
+        }
+        let isSoleUser = holdsOpeningLock && prefs_open_is_sole_user(descriptor) == 1
+        switch verdict {
         case .unreadable:
             try moveAside(
                 path, as: "unreadable", because: "it has no journal header", failure: failure,
@@ -97,10 +116,10 @@ extension Journal {
         keep = true
         if isNew {
             try journal.create(continuingFrom: stored)
-        } else if isWritable {
+        } else if holdsOpeningLock {
             try journal.checkExisting(isSoleUser: isSoleUser, stored: stored)
         }
-        if isWritable, let databaseID { journal.set(Layout.databaseIDOffset, databaseID) }
+        if holdsOpeningLock, let databaseID { journal.set(Layout.databaseIDOffset, databaseID) }
         return .opened(journal)
     }
 
@@ -146,16 +165,19 @@ extension Journal {
         if sequence < stored { set(Layout.sequenceOffset, stored) }
     }
 
-    /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`.
+    /// The longest opening waits for the opening lock before it opens a whole journal without it
+    /// (`DurabilityAndProcesses` promises it).
+    package static let openingLockWait = Duration.milliseconds(200)
+
+    /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`; false when
+    /// another process held it all that time.
     private static func beginOpening(
         _ descriptor: Int32, _ threadLock: ThreadLock, timeout: Duration, path: String,
         failure: (JournalError.Kind, String) -> JournalError
-    ) throws {
-        switch prefs_open_begin(descriptor, threadLock.pointer, Int64(timeout.wholeMilliseconds)) {
-        case Int32(PREFS_LOCK_ACQUIRED): return
-        case Int32(PREFS_LOCK_TIMED_OUT):
-            throw failure(
-                .busy, "another process held the journal \(path) longer than \(timeout) while opening it")
+    ) throws -> Bool {
+        switch prefs_open_begin(descriptor, threadLock.pointer, Int64(max(0, timeout.wholeMilliseconds))) {
+        case Int32(PREFS_LOCK_ACQUIRED): return true
+        case Int32(PREFS_LOCK_TIMED_OUT): return false
         case Int32(PREFS_LOCK_WOULD_DEADLOCK):
             throw failure(
                 .deadlock,

@@ -11,6 +11,12 @@ extension Journal {
         /// The file's size when it was opened.
         let size: Int
 
+        /// The size of the file `descriptor` is open on now (0 when it cannot be read).
+        static func size(of descriptor: Int32) -> Int {
+            var info = stat()
+            return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        }
+
         /// Opens `path`, creating it when `writable`; `nil` for a read-only store that has no
         /// journal to read.
         ///
@@ -127,6 +133,14 @@ extension Journal {
             case unreadable
             /// Not for a read-only store to use (nothing done).
             case notOurs
+        }
+
+        /// Whether a writer may open this journal without the opening lock (another process
+        /// holds it, see `openOnce`): a whole journal of this database, its first page all
+        /// there, with nothing to make, move aside or grow.
+        func opensWithoutTheLock(_ verdict: Verdict, databaseID: UInt64?) -> Bool {
+            guard case .journal = verdict, count >= Layout.headerSize + Layout.growthStep else { return false }
+            return databaseID == nil || owner == 0 || owner == databaseID
         }
 
         var verdictIsNew: Bool { count <= 0 || magic.elementsEqual(Layout.signalMagic) || isZeroMagic }

@@ -260,7 +260,9 @@ int prefs_lock_is_sane(const void *memory);
 /// Serializes opening the journal among processes, waiting at most `timeout_ms`: one opener
 /// creates or repairs the header while the others wait. Linux: a write lock on the journal's
 /// first byte owned by this open file description (`F_OFD_SETLK`, polled). Apple platforms (no
-/// OFD locks): the journal's own lock, `thread` then `flock`. Returns a `PREFS_LOCK_*` outcome.
+/// OFD locks), and Linux under `PREFS_JOURNAL_LOCK=flock`: the journal's own lock, `thread` then
+/// `flock`, which a writer holds too (so the caller waits for it only briefly, see
+/// `Journal.open`). Returns a `PREFS_LOCK_*` outcome.
 int prefs_open_begin(int descriptor, prefs_thread_lock *thread, int64_t timeout_ms);
 
 /// Ends what `prefs_open_begin` serialized.
@@ -268,7 +270,8 @@ void prefs_open_end(int descriptor, prefs_thread_lock *thread);
 
 /// Linux: 1 when no other open file description uses the journal (checked with a lock on its
 /// second byte that every user holds shared), so its lock may be made anew; 0 otherwise, and
-/// always 0 elsewhere. Call between `prefs_open_begin` and `prefs_open_end`.
+/// always 0 elsewhere (and under `PREFS_JOURNAL_LOCK=flock`, as on Apple platforms). Call
+/// between `prefs_open_begin` and `prefs_open_end`.
 int prefs_open_is_sole_user(int descriptor);
 
 /// The lock's outcomes.

@@ -13,8 +13,8 @@ extension SQLiteStore {
     static let schemaVersion: Int64 = 2
 
     /// How long opening waits for the journal's lock to check it before leaving that to the
-    /// first write.
-    static let openingLockWait = Duration.milliseconds(200)
+    /// first write (the engine's own bound for opening, one figure for both).
+    static let openingLockWait = Journal.openingLockWait
 
     struct Opened {
         var database: Database
