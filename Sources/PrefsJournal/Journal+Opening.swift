@@ -65,7 +65,8 @@ extension Journal {
         let briefly = min(timeout, Self.openingLockWait)
         var holdsOpeningLock = false
         if isWritable {
-            holdsOpeningLock = try beginOpening(descriptor, threadLock, timeout: briefly, path: path, failure: failure)
+            holdsOpeningLock = try beginOpening(
+                descriptor, threadLock, timeout: briefly, path: path, failure: failure)
         }
         defer { if holdsOpeningLock { prefs_open_end(descriptor, threadLock.pointer) } }
         // Another opener may have moved the file aside while this one waited: open what is at
@@ -74,9 +75,12 @@ extension Journal {
             return .movedAside
         }
         var head = Head(reading: descriptor)
-        var verdict = try head.verdict(fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
+        var verdict = try head.verdict(
+            fileSize: opened.size, writable: writable, isWritable: isWritable, path: path)
         if isWritable && !holdsOpeningLock && !head.opensWithoutTheLock(verdict, databaseID: databaseID) {
-            guard try beginOpening(descriptor, threadLock, timeout: timeout - briefly, path: path, failure: failure)
+            guard
+                try beginOpening(
+                    descriptor, threadLock, timeout: timeout - briefly, path: path, failure: failure)
             else {
                 throw failure(
                     .busy, "another process held the journal \(path) longer than \(timeout) while opening it")
@@ -85,7 +89,8 @@ extension Journal {
             if FileIdentity(descriptor: descriptor) != FileIdentity(path: path) { return .movedAside }
             head = Head(reading: descriptor)
             verdict = try head.verdict(
-                fileSize: OpenedFile.size(of: descriptor), writable: writable, isWritable: isWritable, path: path)
+                fileSize: OpenedFile.size(of: descriptor), writable: writable, isWritable: isWritable,
+                path: path)
         }
         let isSoleUser = holdsOpeningLock && prefs_open_is_sole_user(descriptor) == 1
         switch verdict {

@@ -139,7 +139,9 @@ extension Journal {
         /// holds it, see `openOnce`): a whole journal of this database, its first page all
         /// there, with nothing to make, move aside or grow.
         func opensWithoutTheLock(_ verdict: Verdict, databaseID: UInt64?) -> Bool {
-            guard case .journal = verdict, count >= Layout.headerSize + Layout.growthStep else { return false }
+            guard case .journal = verdict, count >= Layout.headerSize + Layout.growthStep else {
+                return false
+            }
             return databaseID == nil || owner == 0 || owner == databaseID
         }
 
