@@ -147,7 +147,9 @@
         }
 
         /// A writer stopped (not killed) while it holds the journal's lock keeps nobody from
-        /// opening the store to read: opening waits for the lock only briefly (200 ms is the
+        /// opening the store to read.
+        ///
+        /// Opening waits for the lock only briefly (200 ms is the
         /// promise; 2 s leaves room for a loaded machine, against the 30 s busy timeout). CI runs
         /// this with `PREFS_JOURNAL_LOCK=flock` too, where the opening lock is the journal's own,
         /// as on Apple platforms.
