@@ -93,9 +93,11 @@ let package = Package(
         .target(name: "PrefsChildWork", dependencies: ["Prefs"]),
         // What every test target shares: finding and running the package's executables, waiting.
         .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
+        // The few system calls the tests make that Swift cannot say (behind GNU-only macros).
+        .target(name: "CPrefsTestSupport", path: "Tests/CPrefsTestSupport"),
         .testTarget(
             name: "PrefsTests",
-            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "PrefsTestHelper"]),
+            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "CPrefsTestSupport", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),

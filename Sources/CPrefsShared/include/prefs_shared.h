@@ -246,6 +246,10 @@ void prefs_thread_lock_destroy(prefs_thread_lock *lock);
 /// Whether the calling thread holds the thread lock.
 int prefs_thread_lock_is_held_by_caller(prefs_thread_lock *lock);
 
+/// 1 where a thread waiting for the lock lends its holder its priority (a priority-inheriting
+/// mutex on Linux, a QoS override on Apple platforms), 0 where it cannot.
+int prefs_thread_lock_lends_priority(prefs_thread_lock *lock);
+
 /// Makes the cross-process lock in `memory` (zeroed, in a shared mapping) ready for use: a
 /// process-shared, robust, error-checking pthread mutex. Linux only; elsewhere returns ENOTSUP.
 /// Returns 0, or an errno value.
