@@ -97,7 +97,9 @@ let package = Package(
         .target(name: "CPrefsTestSupport", path: "Tests/CPrefsTestSupport"),
         .testTarget(
             name: "PrefsTests",
-            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "CPrefsTestSupport", "PrefsTestHelper"]),
+            dependencies: [
+                "Prefs", "PrefsJournal", "PrefsTestSupport", "CPrefsTestSupport", "PrefsTestHelper",
+            ]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),
