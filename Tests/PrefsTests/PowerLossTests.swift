@@ -14,11 +14,14 @@
     /// pages written since, some torn (``PowerLossImages``). Each image is opened by a fresh
     /// process and checked against what the writer acknowledged.
     ///
-    /// CI runs a few hundred images; `PREFS_POWERLOSS_CRASHES=100 swift test --filter
-    /// PowerLossTests` runs more (see `Fuzz/README.md`).
+    /// CI (`CI=true`) runs a few hundred images, every time; a developer's `swift test` runs 72,
+    /// to stay quick; `PREFS_POWERLOSS_CRASHES=100 swift test --filter PowerLossTests` runs more
+    /// (see `Fuzz/README.md`).
     @Suite(.serialized) struct PowerLossTests {
         /// Crashes per durability mode (each gives `imagesPerCrash` images).
-        private let crashes = Int(ProcessInfo.processInfo.environment["PREFS_POWERLOSS_CRASHES"] ?? "") ?? 10
+        private let crashes =
+            Int(ProcessInfo.processInfo.environment["PREFS_POWERLOSS_CRASHES"] ?? "")
+            ?? (ProcessInfo.processInfo.environment["CI"] == "true" ? 10 : 3)
         private let imagesPerCrash = 12
 
         /// The recorder, built once per test process with the toolchain's clang.
