@@ -30,7 +30,6 @@ let package = Package(
         .library(name: "Prefs", targets: ["Prefs"]),
         .executable(name: "prefs", targets: ["PrefsCLI"]),
         .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
-        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     traits: [
         .trait(
@@ -74,8 +73,10 @@ let package = Package(
             name: "PrefsTool", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
-        .executableTarget(name: "PrefsFuzz", dependencies: ["Prefs", "PrefsJournal", "PrefsTool"]),
+        .executableTarget(
+            name: "PrefsFuzz", dependencies: ["Prefs", "PrefsJournal", "PrefsTool"], path: "Fuzz/PrefsFuzz"),
         // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
+        // Not a product: a package that depends on Prefs never sees it.
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
@@ -88,6 +89,7 @@ let package = Package(
         .executableTarget(
             name: "PrefsTestHelper",
             dependencies: ["Prefs", "PrefsChildWork"] + whereverPostgres("PrefsPostgres"),
+            path: "Tests/PrefsTestHelper",
             swiftSettings: postgresSettings),
         // What the test helper and the benchmark's child processes do, written once.
         .target(name: "PrefsChildWork", dependencies: ["Prefs"]),
