@@ -101,7 +101,7 @@ extension Journal {
             return .movedAside
         case .notOurs: return .opened(nil)
         case .new where !isWritable: return .opened(nil)
-        case .journal where databaseID != nil && head.owner != 0 && head.owner != databaseID:
+        case .journal where head.belongsToAnotherDatabase(than: databaseID):
             // Another database's journal (this one was deleted and made anew): never replayed
             // into it. Kept aside, whole, for whoever wants the deleted store's last writes.
             guard isWritable else { return .opened(nil) }
@@ -124,7 +124,7 @@ extension Journal {
         } else if holdsOpeningLock {
             try journal.checkExisting(isSoleUser: isSoleUser, stored: stored)
         }
-        if holdsOpeningLock, let databaseID { journal.set(Layout.databaseIDOffset, databaseID) }
+        if holdsOpeningLock, let databaseID { journal.recordIdentity(databaseID) }
         return .opened(journal)
     }
 
@@ -148,6 +148,18 @@ extension Journal {
             isWritable: opened.isWritable, lock: lock, reporter: reporter, file: file)
     }
 
+    /// Writes the database's identity in both of its places: a copy damaged by a flipped bit is
+    /// made whole again (and said), and a journal made before the copy gets one.
+    private func recordIdentity(_ databaseID: UInt64) {
+        let copies = [field(Layout.databaseIDOffset), field(Layout.databaseIDCopyOffset)]
+        guard copies != [databaseID, databaseID] else { return }
+        if copies.contains(where: { $0 != 0 && $0 != databaseID }) {
+            report("a copy of its database identity was damaged; it was made whole again")
+        }
+        set(Layout.databaseIDOffset, databaseID)
+        set(Layout.databaseIDCopyOffset, databaseID)
+    }
+
     /// Makes an existing journal ready to write: grown when cut shorter than its first page, its
     /// lock checked, a header that lies repaired, its numbers after everything SQLite holds.
     private func checkExisting(isSoleUser: Bool, stored: UInt64) throws {
@@ -157,6 +169,7 @@ extension Journal {
             try extendFile(from: actualFileSize(), to: Layout.headerSize + Layout.growthStep)
         }
         try prepareLock(isSoleUser: isSoleUser)
+        trustNoBaseAboveSQLite(stored: stored)
         if let lie = headerProblem() {
             if sequence >= Layout.sequenceLimit || baseSequence >= Layout.sequenceLimit {
                 // Numbers no write made: start again from the records' own.
@@ -168,6 +181,24 @@ extension Journal {
         // Records are numbered after everything SQLite holds (a journal behind it would number
         // new records below the checkpointed mark, and they would never be moved).
         if sequence < stored { set(Layout.sequenceOffset, stored) }
+    }
+
+    /// Lowers a base sequence number above what SQLite holds to where the records start.
+    ///
+    /// SQLite holds every record up to the base (a checkpoint drops records only once SQLite
+    /// has committed them), so a base above `stored` is damage (a flipped bit), and a walk that
+    /// trusted it would take every record for one already moved and cut them all. The records
+    /// say where they start: the base goes just below the first one (or to what SQLite holds,
+    /// when that is lower, or there is no record).
+    private func trustNoBaseAboveSQLite(stored: UInt64) {
+        guard baseSequence > stored else { return }
+        var scan = RecordScan(journal: self, from: Layout.headerSize, to: actualFileSize(), after: 0)
+        let firstRecord = scan.next() != nil ? scan.lastSequence : nil
+        let base = min(firstRecord.map { $0 - 1 } ?? stored, stored)
+        report(
+            "its header says records up to \(baseSequence) are in SQLite, which holds them up to \(stored); the records are kept from \(base + 1)"
+        )
+        set(Layout.baseOffset, base)
     }
 
     /// The longest opening waits for the opening lock before it opens a whole journal without it

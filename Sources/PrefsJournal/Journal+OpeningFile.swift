@@ -122,6 +122,21 @@ extension Journal {
         var lockKind: Int32 { Int32(bitPattern: field32(Layout.lockKindOffset)) }
         /// The identity of the database the journal belongs to (0: any).
         var owner: UInt64 { field64(Layout.databaseIDOffset) }
+        /// The identity's second copy (0: a journal made before there was one).
+        var ownerCopy: UInt64 { field64(Layout.databaseIDCopyOffset) }
+
+        /// Whether the journal belongs to another database than `databaseID`.
+        ///
+        /// It is this database's when either copy of its identity says so (a flipped bit damages
+        /// at most one, and the records keep their own checksums), or when it names none. It is
+        /// another's only when no copy names this one: both copies agree on another identity,
+        /// or, in a journal made before the copy, the one identity does.
+        func belongsToAnotherDatabase(than databaseID: UInt64?) -> Bool {
+            guard let databaseID else { return false }
+            if owner == databaseID || ownerCopy == databaseID { return false }
+            if owner == 0 && ownerCopy == 0 { return false }
+            return true
+        }
 
         /// What the file is.
         enum Verdict {
@@ -142,7 +157,7 @@ extension Journal {
             guard case .journal = verdict, count >= Layout.headerSize + Layout.growthStep else {
                 return false
             }
-            return databaseID == nil || owner == 0 || owner == databaseID
+            return !belongsToAnotherDatabase(than: databaseID)
         }
 
         var verdictIsNew: Bool { count <= 0 || magic.elementsEqual(Layout.signalMagic) || isZeroMagic }

@@ -60,6 +60,9 @@ package final class Journal: @unchecked Sendable {
         static var moveChecksumOffset: Int { Int(PREFS_JOURNAL_MOVE_CHECKSUM_OFFSET) }
         static var powerSafeWritersOffset: Int { Int(PREFS_JOURNAL_POWER_SAFE_WRITERS_OFFSET) }
         static var databaseIDOffset: Int { Int(PREFS_JOURNAL_DATABASE_ID_OFFSET) }
+        /// A second copy of the identity (0 in journals made before it), so that one flipped bit
+        /// is told apart from another database's journal.
+        static var databaseIDCopyOffset: Int { Int(PREFS_JOURNAL_DATABASE_ID_COPY_OFFSET) }
         static var lockOffset: Int { Int(PREFS_JOURNAL_LOCK_OFFSET) }
         /// The bytes of the header that hold fields (the rest of its page is zeros).
         static let fieldsSize = MemoryLayout<prefs_journal_header>.size
@@ -176,6 +179,8 @@ package final class Journal: @unchecked Sendable {
 
     func set(_ offset: Int, _ value: UInt64) { prefs_atomic_store64(word64(offset), value) }
     func set(_ offset: Int, _ value: Int) { set(offset, UInt64(value)) }
+    /// The 64-bit header field at `offset`.
+    func field(_ offset: Int) -> UInt64 { prefs_atomic_load64(word64(offset)) }
 
     /// The bytes from `offset` in place, for a reader that knows they hold still (a checkpoint:
     /// it holds SQLite's write lock, without which nobody moves records).

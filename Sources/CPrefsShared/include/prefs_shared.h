@@ -166,7 +166,8 @@ typedef struct prefs_journal_header {
     uint32_t move_checksum;       //   and the CRC-32C of the bytes moved (0 with no move)
     uint32_t power_safe_writers;  // atomic: non-zero once a `.powerSafe` store wrote: moves are synced
     uint64_t database_id;         // the identity of the database the journal belongs to (0: any)
-    uint8_t reserved_112[16];
+    uint64_t database_id_copy;    // the same again: one damaged copy is told from another database's
+    uint8_t reserved_120[8];
     _Alignas(16) uint8_t lock[128];  // the robust mutex (PREFS_LOCK_KIND_NATIVE on Linux)
 } prefs_journal_header;
 
@@ -187,6 +188,7 @@ _Static_assert(offsetof(prefs_journal_header, move_base) == 88, "move_base");
 _Static_assert(offsetof(prefs_journal_header, move_checksum) == 96, "move_checksum");
 _Static_assert(offsetof(prefs_journal_header, power_safe_writers) == 100, "power_safe_writers");
 _Static_assert(offsetof(prefs_journal_header, database_id) == 104, "database_id");
+_Static_assert(offsetof(prefs_journal_header, database_id_copy) == 112, "database_id_copy");
 _Static_assert(offsetof(prefs_journal_header, lock) == 128, "lock");
 _Static_assert(sizeof(prefs_journal_header) == 256, "the header's fields fit in 256 bytes");
 
@@ -209,6 +211,7 @@ enum {
     PREFS_JOURNAL_MOVE_CHECKSUM_OFFSET = offsetof(prefs_journal_header, move_checksum),
     PREFS_JOURNAL_POWER_SAFE_WRITERS_OFFSET = offsetof(prefs_journal_header, power_safe_writers),
     PREFS_JOURNAL_DATABASE_ID_OFFSET = offsetof(prefs_journal_header, database_id),
+    PREFS_JOURNAL_DATABASE_ID_COPY_OFFSET = offsetof(prefs_journal_header, database_id_copy),
     PREFS_JOURNAL_LOCK_OFFSET = offsetof(prefs_journal_header, lock),
 };
 

@@ -1,0 +1,73 @@
+#if os(macOS) || os(Linux)
+    import Foundation
+    import PrefsTestSupport
+    import Testing
+
+    @testable import Prefs
+    @testable import PrefsJournal
+
+    /// One flipped bit in the journal's header loses nothing.
+    ///
+    /// The store either opens with every acknowledged write (the records keep their own checksums) or refuses to open with an error that names
+    /// the problem, leaving the journal where it was. It never decides, from a damaged header,
+    /// that the records are another database's and sets them aside.
+    @Suite struct JournalHeaderDamageTests {
+        private typealias Layout = Journal.Layout
+        private static let records = 20
+
+        /// A crashed store whose writes are only in the journal, copied once per flip.
+        private static let crashed: Result<String, any Error> = Result {
+            try JournalFiles.crashedStore(records: records)
+        }
+
+        /// Every bit of the bytes listed, in copies of a crashed store.
+        private static func flipEach(bits: [(byte: Int, bit: Int)]) throws -> [String] {
+            let original = try crashed.get()
+            var problems: [String] = []
+            for (byte, bit) in bits {
+                let copy = try JournalFiles.copyOfLiveStore(original)
+                try JournalFiles.editJournal(copy) { $0[byte] ^= UInt8(1 << bit) }
+                let what = "byte \(byte) bit \(bit)"
+                do {
+                    var options = SQLiteStore.Options()
+                    options.diagnostics = PreferenceDiagnostics { _ in }
+                    let store = try SQLiteStore(path: copy, options: options)
+                    let missing = (0..<records).filter {
+                        store.value(forKey: "k\($0)") != .integer(Int64($0))
+                    }
+                    if !missing.isEmpty { problems.append("\(what): opened without k\(missing)") }
+                } catch let error as SQLiteStoreError {
+                    // Refused, saying why: the journal must still be there, untouched but for the flip.
+                    if !FileManager.default.fileExists(atPath: copy + "-prefs") {
+                        problems.append("\(what): refused (\(error.kind)) and the journal is gone")
+                    }
+                }
+                let aside = try FileManager.default.contentsOfDirectory(atPath: TestFiles.folder.path)
+                    .filter { $0.hasPrefix((copy as NSString).lastPathComponent + "-prefs.") }
+                if !aside.isEmpty { problems.append("\(what): the journal was set aside as \(aside)") }
+            }
+            return problems
+        }
+
+        /// Both copies of the database's identity, every bit: the two flips the independent
+        /// harness found (bytes 106 and 111) made the store take the journal for another
+        /// database's and set every write not yet in SQLite aside.
+        @Test func aFlippedBitInTheIdentityLosesNothing() throws {
+            let bytes = Layout.databaseIDOffset..<(Layout.databaseIDCopyOffset + 8)
+            let problems = try Self.flipEach(bits: bytes.flatMap { byte in (0..<8).map { (byte, $0) } })
+            #expect(problems.isEmpty, "\(problems)")
+        }
+
+        /// Every other field of the header a flip can reach (the lock's bytes aside): one bit per
+        /// byte in a developer's `swift test`, every bit with `CI=true`.
+        @Test func aFlippedBitAnywhereInTheHeaderLosesNothing() throws {
+            let every = ProcessInfo.processInfo.environment["CI"] == "true"
+            let bytes = (0..<Layout.lockOffset).filter {
+                !(Layout.databaseIDOffset..<Layout.lockOffset).contains($0)
+            }
+            let bits = bytes.flatMap { byte in every ? (0..<8).map { (byte, $0) } : [(byte, byte % 8)] }
+            let problems = try Self.flipEach(bits: bits)
+            #expect(problems.isEmpty, "\(problems.count) of \(bits.count) flips: \(problems)")
+        }
+    }
+#endif
