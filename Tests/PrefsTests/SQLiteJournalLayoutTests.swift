@@ -27,6 +27,7 @@ import Testing
         "move_checksum": MemoryLayout<prefs_journal_header>.offset(of: \.move_checksum)!,
         "power_safe_writers": MemoryLayout<prefs_journal_header>.offset(of: \.power_safe_writers)!,
         "database_id": MemoryLayout<prefs_journal_header>.offset(of: \.database_id)!,
+        "database_id_copy": MemoryLayout<prefs_journal_header>.offset(of: \.database_id_copy)!,
         "lock": MemoryLayout<prefs_journal_header>.offset(of: \.lock)!,
     ]
 
@@ -57,6 +58,7 @@ import Testing
             "move_from": Layout.moveFromOffset, "move_length": Layout.moveLengthOffset,
             "move_base": Layout.moveBaseOffset, "move_checksum": Layout.moveChecksumOffset,
             "power_safe_writers": Layout.powerSafeWritersOffset, "database_id": Layout.databaseIDOffset,
+            "database_id_copy": Layout.databaseIDCopyOffset,
             "lock": Layout.lockOffset,
         ]
         #expect(swift == Self.fields.filter { $0.key != "magic" })
