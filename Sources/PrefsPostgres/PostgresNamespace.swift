@@ -40,9 +40,16 @@ import PrefsJournal
         /// Notifications received and catch-ups run (the queries a listener makes), for tests
         /// and the benchmark.
         let activity = Locked((notifications: 0, catchUps: 0))
+        /// Where what the store notices goes (values it cannot decode): the store's own handler,
+        /// never stderr directly.
+        let diagnostics: PreferenceDiagnostics
+        /// How the store names itself in what it reports.
+        let storeDescription: String
 
-        init(namespace: String) {
+        init(namespace: String, description: String, diagnostics: PreferenceDiagnostics) {
             self.namespace = namespace
+            storeDescription = description
+            self.diagnostics = diagnostics
             channel = PostgresNotification.channel(for: namespace)
         }
 
@@ -104,10 +111,10 @@ import PrefsJournal
                 }
             }
             if !undecodable.isEmpty {
-                FileHandle.standardError.write(
-                    Data(
-                        "prefs: PostgresStore(namespace: \(namespace)): cannot decode the values of \(undecodable.sorted()); ignoring them\n"
-                            .utf8))
+                diagnostics.report(
+                    PreferenceIssue(
+                        key: "", store: storeDescription,
+                        kind: .storeNotice("cannot decode the values of \(undecodable.sorted()); ignoring them")))
             }
             return rows
         }

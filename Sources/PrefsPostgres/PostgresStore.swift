@@ -59,7 +59,11 @@
         /// ```swift
         /// let store = try PostgresStore(url: "postgresql://localhost/app", namespace: "checkout")
         /// ```
-        public init(url: String, namespace: String) throws {
+        ///
+        /// What the store notices on its own (a stored value this release cannot decode, which it
+        /// ignores) goes to `diagnostics`, as with the other stores: stderr, once per key, unless
+        /// the program gives its own handler.
+        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .standardError) throws {
             let secrets: ConnectionSecrets
             do {
                 secrets = try ConnectionSecrets(url)
@@ -79,7 +83,7 @@
             }
             self.namespace = namespace
             self.description = description
-            shared = Shared(namespace: namespace)
+            shared = Shared(namespace: namespace, description: description, diagnostics: diagnostics)
             writer = TransactionLock((), store: description, timeout: .seconds(30))
             // Every store of this process on the server shares one listening and one writing
             // connection (see `PostgresHub`).

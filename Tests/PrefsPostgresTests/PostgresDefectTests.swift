@@ -114,11 +114,15 @@
             #expect(await eventually { store.snapshot() == [StoreKey("caf\u{E9}"): .integer(1)] })
         }
 
-        /// Item 4: a row this release cannot decode is reported, not taken for a removal.
+        /// Item 4: a row this release cannot decode is reported, not taken for a removal; it is
+        /// reported to the store's diagnostics, never written to stderr by the library itself.
         @Test func anUndecodableRowIsNotARemoval() async throws {
             let server = try PostgresServer()
             defer { server.remove() }
-            let store = try PostgresStore(url: server.url, namespace: "ns")
+            let reported = Locked<[PreferenceIssue]>([])
+            let store = try PostgresStore(
+                url: server.url, namespace: "ns",
+                diagnostics: PreferenceDiagnostics { issue in reported.withLock { $0.append(issue) } })
             try store.setValue(.string("good"), forKey: "k")
             let seen = Locked<[StoreChange]>([])
             let observation = store.observe { change in seen.withLock { $0.append(change) } }
@@ -126,12 +130,17 @@
             try raw.run(
                 "UPDATE prefs_entries SET value = '\\xff00'::bytea, seq = nextval('prefs_seq') WHERE key = 'k'"
             )
-            try raw.run("SELECT pg_notify('prefs_changes', 'ns')")
+            // A notification on the namespace's own channel that carries no rows: the store
+            // reads the rows after its last one, the undecodable one among them.
+            try raw.run("SELECT pg_notify('\(PostgresNotification.channel(for: "ns"))', 'no rows')")
             let marker = try PostgresStore(url: server.url, namespace: "ns")
             try marker.setValue(.bool(true), forKey: "marker")
             #expect(await eventually { store.value(forKey: "marker") == .bool(true) })
             #expect(seen.withLock { $0.allSatisfy { $0.values[StoreKey("k")] == nil } })
             #expect(store.value(forKey: "k") == .string("good"))
+            #expect(
+                reported.withLock { $0 }.contains { "\($0)".contains("cannot decode the values of [\"k\"]") },
+                "\(reported.withLock { $0 })")
             observation.cancel()
         }
 

@@ -31,6 +31,13 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     /// What happened.
     public let kind: Kind
 
+    /// An issue about `key` (empty for the store as a whole) in the store described by `store`.
+    package init(key: String, store: String, kind: Kind) {
+        self.key = key
+        self.store = store
+        self.kind = kind
+    }
+
     /// One line: where and what.
     ///
     /// ```swift
