@@ -114,7 +114,8 @@ import PrefsJournal
                 diagnostics.report(
                     PreferenceIssue(
                         key: "", store: storeDescription,
-                        kind: .storeNotice("cannot decode the values of \(undecodable.sorted()); ignoring them")))
+                        kind: .storeNotice(
+                            "cannot decode the values of \(undecodable.sorted()); ignoring them")))
             }
             return rows
         }
