@@ -114,3 +114,102 @@ import Testing
         #expect(theme.wrappedValue == "solarized")
     }
 }
+
+/// Every observation entry point sees the administrator's layer change (its file replaced: a new
+/// system default, a new lock), as it sees the store change, and says the value now in effect.
+@Suite struct SystemLayerObservationTests {
+    private static let volume = Preferences.Key<Double>("volume", default: 0.5)
+    private static let theme = Preferences.Key<String>("theme", default: "light")
+
+    /// A store with `theme` stored and nothing for `volume`, under a layer with a volume default
+    /// of 0.3 and nothing locked; `replace` gives the layer a volume default of 0.2 and locks
+    /// `theme` to "dark".
+    private struct Setup {
+        let prefs: Preferences
+        let folder: String
+
+        init() throws {
+            let first = try SystemLayerTests.xml(
+                .dictionary(["defaults": .dictionary(["volume": .double(0.3)])]))
+            folder = try SystemLayerTests.systemFolder("app", first)
+            prefs = Preferences(
+                store: MemoryStore(), system: SystemLayer(domain: "app", directories: [folder]))
+            prefs[SystemLayerObservationTests.theme] = "solarized"
+        }
+
+        func replace() throws {
+            let second = try SystemLayerTests.xml(
+                .dictionary([
+                    "defaults": .dictionary(["volume": .double(0.2)]),
+                    "locked": .dictionary(["theme": .string("dark")]),
+                ]))
+            try Data(second.utf8).write(to: URL(fileURLWithPath: "\(folder)/app.plist"), options: .atomic)
+        }
+    }
+
+    private static let expected = StoreChange(values: [
+        "volume": .set(.double(0.2)), "theme": .set(.string("dark")),
+    ])
+
+    @Test func severalKeysUntyped() async throws {
+        let setup = try Setup()
+        let seen = Locked<[StoreChange]>([])
+        let observation = setup.prefs.observe(Self.volume, Self.theme) { (change: StoreChange) in
+            seen.withLock { $0.append(change) }
+        }
+        try setup.replace()
+        #expect(await eventually { seen.withLock { $0 } == [Self.expected] }, "\(seen.withLock { $0 })")
+        observation.cancel()
+    }
+
+    @Test func severalKeysTyped() async throws {
+        let setup = try Setup()
+        let seen = Locked<[String]>([])
+        let observation = setup.prefs.observe(Self.volume, Self.theme) { volume, theme in
+            seen.withLock { $0.append("\(volume) \(theme)") }
+        }
+        try setup.replace()
+        #expect(await eventually { seen.withLock { $0 } == ["0.2 dark"] }, "\(seen.withLock { $0 })")
+        observation.cancel()
+    }
+
+    @Test func allKeys() async throws {
+        let setup = try Setup()
+        let seen = Locked<[StoreChange]>([])
+        let observation = setup.prefs.observeAll { change in seen.withLock { $0.append(change) } }
+        try setup.replace()
+        #expect(await eventually { seen.withLock { $0 } == [Self.expected] }, "\(seen.withLock { $0 })")
+        observation.cancel()
+    }
+
+    @Test func streams() async throws {
+        let setup = try Setup()
+        var all = setup.prefs.changes().makeAsyncIterator()
+        var pair = setup.prefs.changes(of: Self.volume, Self.theme).makeAsyncIterator()
+        var one = setup.prefs.changes(of: Self.volume).makeAsyncIterator()
+        #expect(await pair.next().map { "\($0.0) \($0.1)" } == "0.3 solarized")
+        #expect(await one.next() == 0.3)
+        try setup.replace()
+        #expect(await all.next() == Self.expected)
+        #expect(await pair.next().map { "\($0.0) \($0.1)" } == "0.2 dark")
+        #expect(await one.next() == 0.2)
+    }
+
+    /// A stored value hides the layer's default: a new default for that key changes nothing in
+    /// effect, and nothing is announced for it.
+    @Test func aDefaultHiddenByAStoredValueIsNoChange() async throws {
+        let setup = try Setup()
+        setup.prefs[Self.volume] = 0.9
+        let seen = Locked<[StoreChange]>([])
+        let observation = setup.prefs.observe(Self.volume, Self.theme) { (change: StoreChange) in
+            seen.withLock { $0.append(change) }
+        }
+        try setup.replace()
+        #expect(
+            await eventually {
+                seen.withLock { $0 } == [StoreChange(values: ["theme": .set(.string("dark"))])]
+            },
+            "\(seen.withLock { $0 })")
+        observation.cancel()
+    }
+}

@@ -74,10 +74,14 @@ extension Preferences {
     /// newest value), so the sequence never holds more than one change waiting.
     public func changes() -> AsyncStream<StoreChange> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let observation = store.observe { change in
-                // Delivery is serial, so these two yields never interleave with another change's.
-                if case .dropped(let unread) = continuation.yield(change) {
-                    continuation.yield(unread.merged(with: change))
+            // The store and the administrator's layer deliver on queues of their own: one lock
+            // keeps a change's two yields from interleaving with another's.
+            let yielding = Locked(())
+            let observation = observeStoreAndLayer(keys: nil, inEffect: true) { change in
+                yielding.withLock { _ in
+                    if case .dropped(let unread) = continuation.yield(change) {
+                        continuation.yield(unread.merged(with: change))
+                    }
                 }
             }
             continuation.onTermination = { _ in observation.cancel() }
@@ -211,7 +215,7 @@ extension Preferences {
         -> StoreObservation
     {
         let names = Set(keys.map { StoreKey($0.name) })
-        return store.observe(keys: keys.map(\.name)) { change in
+        return observeStoreAndLayer(keys: keys.map(\.name), inEffect: true) { change in
             let relevant = change.values.filter { names.contains($0.key) }
             if !relevant.isEmpty { handler(StoreChange(values: relevant)) }
         }
@@ -224,17 +228,33 @@ extension Preferences {
     /// let observation = prefs.observeAll { change in print(change.values) }
     /// ```
     public func observeAll(handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        store.observe(handler)
+        observeStoreAndLayer(keys: nil, inEffect: true, handler)
     }
 
-    /// Calls `handler` with each change of `keys` in the store, and with each change of the
-    /// administrator's layer when there is one (its file replaced): what `@Pref` and groups
-    /// announce to Observation.
-    func observeStoreAndLayer(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
-        -> StoreObservation
-    {
-        let observation = store.observe(keys: keys, handler)
-        guard let layerObservation = system?.observe(handler) else { return observation }
+    /// Calls `handler` with each change of `keys` (every key: `nil`) in the store, and with each
+    /// change of the administrator's layer when there is one (its file replaced): what `@Pref`,
+    /// groups, `observe(_:handler:)` and `observeAll` see.
+    ///
+    /// With `inEffect`, a change of the layer is given as the values now in effect (locked, else
+    /// stored, else the layer's default; `.removed` when none): a key whose stored value hides
+    /// the layer's new default did not change, and is left out.
+    func observeStoreAndLayer(
+        keys: [String]?, inEffect: Bool = false, _ handler: @escaping @Sendable (StoreChange) -> Void
+    ) -> StoreObservation {
+        let observation = keys.map { store.observe(keys: $0, handler) } ?? store.observe(handler)
+        guard let system else { return observation }
+        let layerObservation = system.observe { [store] change in
+            guard inEffect else { return handler(change) }
+            var values: [StoreKey: ValueChange] = [:]
+            for key in change.values.keys {
+                if let locked = system.lockedValue(forKey: key.name) {
+                    values[key] = .set(locked)
+                } else if store.value(forKey: key.name) == nil {
+                    values[key] = ValueChange(system.defaultValue(forKey: key.name))
+                }
+            }
+            if !values.isEmpty { handler(StoreChange(values: values)) }
+        }
         return StoreObservation(onCancel: {
             observation.cancel()
             layerObservation.cancel()
