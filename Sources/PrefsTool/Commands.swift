@@ -105,8 +105,21 @@ private func read(_ invocation: Invocation) throws {
         invocation.printDomain(try existing(invocation.argument(0), in: invocation).snapshot())
     default:
         let (domain, key) = (invocation.argument(0), invocation.argument(1))
-        if let stored = try? value(key, domain: domain, in: invocation) {
+        // The value the program reads, as it reads it: locked by an administrator, else set,
+        // else the system default, else the code's declared default; where it comes from goes
+        // to stderr when it is not simply the stored value.
+        let layer = SystemLayer(domain: domain)
+        let administrator = layer.path ?? "managed preferences"
+        if let problem = layer.problem { Output.error(problem) }
+        if let locked = layer.lockedValue(forKey: key) {
+            Output.error(
+                "\(key) is locked by an administrator (\(administrator)); the program reads this value")
+            invocation.printValue(locked)
+        } else if let stored = try? value(key, domain: domain, in: invocation) {
             invocation.printValue(stored)
+        } else if let fallback = layer.defaultValue(forKey: key) {
+            Output.error("\(key) is not set; the program reads the system default from \(administrator)")
+            invocation.printValue(fallback)
         } else if let declared = try invocation.store.declarations(domain)[key],
             let fallback = declared.defaultValue
         {
@@ -121,9 +134,14 @@ private func read(_ invocation: Invocation) throws {
 
 private func readType(_ invocation: Invocation) throws {
     let (domain, key) = (invocation.argument(0), invocation.argument(1))
-    // The declaration says what the program reads; an undeclared key's stored value says the rest.
+    // The declaration says what the program reads; for an undeclared key, the value in effect
+    // (locked, set, or the system default) says the rest.
+    let layer = SystemLayer(domain: domain)
     let name =
         try invocation.store.declarations(domain)[key]?.typeName
+        ?? layer.lockedValue(forKey: key)?.typeName
+        ?? (try? value(key, domain: domain, in: invocation))?.typeName
+        ?? layer.defaultValue(forKey: key)?.typeName
         ?? value(key, domain: domain, in: invocation).typeName
     Output.line(invocation.json ? PlistText.jsonString(name) : "Type is \(name)")
 }

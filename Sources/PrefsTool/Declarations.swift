@@ -90,6 +90,8 @@ func describe(_ invocation: Invocation) throws {
     let declarations = try invocation.store.declarations(domain)
     let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
     let layer = SystemLayer(domain: domain)
+    // The program reports a system file it cannot use; the tool says so too, naming it.
+    if let problem = layer.problem { Output.error(problem) }
     guard !declarations.isEmpty || !values.isEmpty || layer.path != nil else {
         throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
     }

@@ -87,6 +87,38 @@
             #expect(
                 all.stdout.contains("locked but not declared") && all.stdout.contains("kiosk = 1"),
                 "\(all.stdout)")
+
+            // Issue 38, item 1: `read` prints the value the program reads and says where it
+            // comes from — the lock, else the stored value, else the system default, else the
+            // code's — and `read-type` follows it; item 6: a system file that is no plist is named.
+            func run(_ arguments: String...) throws -> ChildOutput {
+                try ChildProcess.run(
+                    Products.executable("prefs"), arguments, environment: environment, input: Data())
+            }
+            let lockedRead = try run("read", "com.example.app", "volume")
+            #expect(lockedRead.stdout == "0.2" && lockedRead.stderr.contains("locked by an administrator"))
+            let defaults: [String: Any] = ["defaults": ["volume": 0.3, "extra": "from-admin"]]
+            try PropertyListSerialization.data(fromPropertyList: defaults, format: .xml, options: 0)
+                .write(to: URL(fileURLWithPath: "\(system)/com.example.app.plist"))
+            #expect(
+                try cli.run("read", "com.example.app", "volume").stderr.contains("not set"), "reset above")
+            let systemDefault = try run("read", "com.example.app", "volume")
+            #expect(systemDefault.stdout == "0.3", "\(systemDefault.stdout) \(systemDefault.stderr)")
+            #expect(
+                systemDefault.stderr.contains("system default from \(system)/com.example.app.plist"),
+                "\(systemDefault.stderr)")
+            #expect(try run("read", "com.example.app", "extra").stdout == "from-admin")
+            #expect(try run("read-type", "com.example.app", "extra").stdout == "Type is string")
+            #expect(try cli.run("write", "com.example.app", "volume", "0.7").status == 0)
+            #expect(
+                try run("read", "com.example.app", "volume").stdout == "0.7", "set wins over a system default"
+            )
+            try Data("this is not a plist {".utf8).write(
+                to: URL(fileURLWithPath: "\(system)/com.example.app.plist"))
+            let broken = try run("describe", "com.example.app")
+            #expect(
+                broken.stderr.contains("\(system)/com.example.app.plist") && broken.stderr.contains("not"),
+                "\(broken.stderr)")
         }
 
         /// Issue "Switching a real app", item 8: a domain an app not yet switched keeps in
