@@ -107,6 +107,70 @@ private enum RefreshInterval: Int, PreferenceValue {
         #expect(prefs[profile] == nil)
     }
 
+    // MARK: - Defaults 5 and later: collections with one JSON string per element
+
+    /// A tag as Defaults 5 keeps one in a `Set`.
+    private struct Tag: Codable, Hashable, PreferenceValue { var name: String }
+
+    /// What Defaults 5+ reads back from a collection of JSON strings: each element decoded alone
+    /// (its `CodableBridge` wraps the text in brackets and decodes a one-element array).
+    private static func decodedByDefaults5<Element: Decodable>(_ item: PropertyListValue, as _: Element.Type)
+        -> Element?
+    {
+        guard case .string(let text) = item else { return nil }
+        return (try? JSONDecoder().decode([Element].self, from: Data("[\(text)]".utf8)))?.first
+    }
+
+    /// An array, a set and a dictionary of `Codable` values are written as Defaults 5+ writes them
+    /// (its `ArrayBridge`, `SetBridge` and `DictionaryBridge`), so the app rolled back to its
+    /// Defaults release reads them, on every store.
+    @Test(arguments: StoreKind.allCases)
+    func perElementKeysWriteWhatDefaults5Reads(store: StoreKind) throws {
+        let prefs = Preferences(store: store.makeStore())
+        let bookmarks = Preferences.Key<[Bookmark]>("bookmarks", default: [], storedAs: .jsonTextPerElement)
+        try prefs.set(Self.bookmarks, for: bookmarks)
+        guard case .array(let items)? = prefs.store.value(forKey: "bookmarks") else {
+            Issue.record("not an array: \(String(describing: prefs.store.value(forKey: "bookmarks")))")
+            return
+        }
+        #expect(items.compactMap { Self.decodedByDefaults5($0, as: Bookmark.self) } == Self.bookmarks)
+        #expect(prefs[bookmarks] == Self.bookmarks)
+
+        let tags = Preferences.Key<Set<Tag>>("tags", default: [], storedAs: .jsonTextPerElement)
+        prefs[tags] = [Tag(name: "a"), Tag(name: "b")]
+        guard case .array(let tagItems)? = prefs.store.value(forKey: "tags") else {
+            Issue.record("tags: not an array")
+            return
+        }
+        #expect(Set(tagItems) == [.string(#"{"name":"a"}"#), .string(#"{"name":"b"}"#)])
+        #expect(prefs[tags] == [Tag(name: "a"), Tag(name: "b")])
+
+        let places = Preferences.Key<[String: Tag]>("places", default: [:], storedAs: .jsonTextPerElement)
+        prefs[places] = ["home": Tag(name: "h")]
+        #expect(prefs.store.value(forKey: "places") == .dictionary(["home": .string(#"{"name":"h"}"#)]))
+        #expect(prefs[places] == ["home": Tag(name: "h")])
+    }
+
+    /// A per-element key reads all three forms: its own, one JSON text (Defaults before 5,
+    /// `@AppStorage`), and the property-list form an earlier port wrote.
+    @Test func perElementKeysReadEveryForm() throws {
+        let prefs = Preferences(store: MemoryStore())
+        let tags = Preferences.Key<[Tag]>("tags", default: [], storedAs: .jsonTextPerElement)
+        try prefs.store.setValue(.array([.string(#"{"name":"x"}"#)]), forKey: "tags")
+        #expect(prefs[tags] == [Tag(name: "x")])
+        try prefs.store.setValue(.string(#"[{"name":"y"}]"#), forKey: "tags")
+        #expect(prefs[tags] == [Tag(name: "y")])
+        try prefs.store.setValue(.array([.dictionary(["name": .string("z")])]), forKey: "tags")
+        #expect(prefs[tags] == [Tag(name: "z")])
+        // An optional collection: per element when present (Defaults' OptionalBridge), removed when nil.
+        let maybe = Preferences.Key<[Tag]?>("maybe", storedAs: .jsonTextPerElement)
+        prefs[maybe] = [Tag(name: "m")]
+        #expect(prefs.store.value(forKey: "maybe") == .array([.string(#"{"name":"m"}"#)]))
+        #expect(prefs[maybe] == [Tag(name: "m")])
+        prefs[maybe] = nil
+        #expect(prefs.store.value(forKey: "maybe") == nil)
+    }
+
     // MARK: - Item 3: reads as forgiving as UserDefaults, where a key asks for it
 
     /// Values as `defaults write … -string YES`, `-int 1`, `-float 2.5` leave them.

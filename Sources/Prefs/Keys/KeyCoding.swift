@@ -7,6 +7,9 @@ extension Preferences {
     /// ```swift
     /// // @AppStorage("languages") var languages: [String] (through `extension Array: RawRepresentable`)
     /// let languages = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
+    /// // Defaults 5+: Defaults.Key<[Bookmark]>("recent", default: [])
+    /// struct Bookmark: Codable, PreferenceValue { var title: String }
+    /// let recent = Preferences.Key<[Bookmark]>("recent", default: [], storedAs: .jsonTextPerElement)
     /// ```
     public enum StoredForm: Sendable, Equatable {
         /// The type's own property-list form (the default): readable by `prefs read`, `defaults`
@@ -17,6 +20,13 @@ extension Preferences {
         /// arrays), and how `@AppStorage` stores a collection made `RawRepresentable` through the
         /// common `JSONEncoder` extension. Reads take either form.
         case jsonText
+        /// A collection with each element as its own string of JSON: an array or a set as an
+        /// array of JSON strings, a dictionary as a dictionary of JSON strings. Exactly what
+        /// sindresorhus/Defaults 5 and later write for collections of `Codable` values (its
+        /// `ArrayBridge`, `SetBridge` and `DictionaryBridge` over its `CodableBridge`), so an app
+        /// rolled back to its Defaults release reads the new writes. Reads take this form, one
+        /// JSON text, or the property-list form.
+        case jsonTextPerElement
     }
 
     /// How a key reads a stored value of another type than its own.
@@ -62,6 +72,57 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
             })
     }
 
+    /// Each element as its own JSON text, as Defaults 5+ writes collections.
+    ///
+    /// Writes that form; reads it, one JSON text, or the property-list form. `elements` lists a collection's elements and `rebuild` makes one again.
+    static func jsonTextPerElement<Element: Codable & SendableMetatype>(
+        elements: @escaping @Sendable (Value) -> [Element], rebuild: @escaping @Sendable ([Element]) -> Value
+    ) -> KeyCoding where Value: Codable {
+        KeyCoding(
+            read: { stored in
+                if case .array(let items) = stored,
+                    let elements = try? items.map({ item -> Element in
+                        guard case .string(let text) = item, let element: Element = decodeLikeDefaults(text)
+                        else {
+                            throw ValueCodingError.typeMismatch(expected: "JSON text", found: item)
+                        }
+                        return element
+                    })
+                {
+                    return rebuild(elements)
+                }
+                if case .string = stored, let value = stored.decodedFromJSONText(Value.self) { return value }
+                return try Value.deserialize(stored)
+            },
+            write: { value in
+                .array(try elements(value).map { .string(try encodeLikeDefaults($0, type: Value.self)) })
+            })
+    }
+
+    /// The same for a dictionary: a dictionary of JSON strings.
+    static func jsonTextPerValue<Element: Codable & SendableMetatype>() -> KeyCoding
+    where Value == [String: Element] {
+        KeyCoding(
+            read: { stored in
+                if case .dictionary(let items) = stored,
+                    let values = try? items.mapValues({ item -> Element in
+                        guard case .string(let text) = item, let element: Element = decodeLikeDefaults(text)
+                        else {
+                            throw ValueCodingError.typeMismatch(expected: "JSON text", found: item)
+                        }
+                        return element
+                    })
+                {
+                    return values
+                }
+                if case .string = stored, let value = stored.decodedFromJSONText(Value.self) { return value }
+                return try Value.deserialize(stored)
+            },
+            write: { value in
+                .dictionary(try value.mapValues { .string(try encodeLikeDefaults($0, type: Value.self)) })
+            })
+    }
+
     /// `UserDefaults`' conversion of what is stored (which includes the type's own form), or
     /// else what the type reads itself.
     static func likeUserDefaults() -> KeyCoding where Value: UserDefaultsReadable {
@@ -72,6 +133,47 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
             },
             write: nil)
     }
+}
+
+/// The collections whose `.jsonTextPerElement` form is one JSON string per element.
+private protocol PerElementJSONCollection {
+    /// The key coding of that form (a `KeyCoding<Self>`).
+    static func perElementCoding() -> Any
+}
+
+extension Array: PerElementJSONCollection where Element: Codable & PreferenceValue & SendableMetatype {
+    static func perElementCoding() -> Any {
+        KeyCoding<Self>.jsonTextPerElement(elements: { $0 }, rebuild: { $0 })
+    }
+}
+
+extension Set: PerElementJSONCollection where Element: Codable & PreferenceValue & SendableMetatype {
+    static func perElementCoding() -> Any {
+        KeyCoding<Self>.jsonTextPerElement(elements: { Array($0) }, rebuild: { Set($0) })
+    }
+}
+
+extension Dictionary: PerElementJSONCollection
+where Key == String, Value: Codable & PreferenceValue & SendableMetatype {
+    static func perElementCoding() -> Any { KeyCoding<Self>.jsonTextPerValue() }
+}
+
+/// One value as Defaults' `CodableBridge` writes it: JSON of a one-element array, its brackets
+/// dropped (so a string or a number, which `JSONEncoder` once refused at the top, is written too).
+private func encodeLikeDefaults<Element: Encodable, Whole>(_ element: Element, type: Whole.Type) throws
+    -> String
+{
+    do {
+        let text = String(decoding: try JSONEncoder().encode([element]), as: UTF8.self)
+        return String(text.dropFirst().dropLast())
+    } catch {
+        throw ValueCodingError.notRepresentable(type: "\(Whole.self)", reason: "as JSON: \(error)")
+    }
+}
+
+/// One value from what ``encodeLikeDefaults(_:type:)`` writes (as Defaults reads it back).
+private func decodeLikeDefaults<Element: Decodable>(_ text: String) -> Element? {
+    (try? JSONDecoder().decode([Element].self, from: Data("[\(text)]".utf8)))?.first
 }
 
 extension Preferences.Key {
@@ -86,7 +188,20 @@ extension Preferences.Key {
         _ name: String, default defaultValue: Value, storedAs form: Preferences.StoredForm
     )
     where Value: Codable {
-        self.init(name, default: defaultValue, coding: form == .jsonText ? .jsonText() : nil)
+        self.init(name, default: defaultValue, coding: Self.coding(form))
+    }
+
+    /// The coding of `form` for this key's type: per element for an array, a set or a dictionary
+    /// of `Codable` values; one JSON text otherwise (a value that is not a collection is its one
+    /// element, and Defaults writes it so).
+    private static func coding(_ form: Preferences.StoredForm) -> KeyCoding<Value>? where Value: Codable {
+        switch form {
+        case .propertyList: return nil
+        case .jsonText: return .jsonText()
+        case .jsonTextPerElement:
+            let collection = Value.self as? any PerElementJSONCollection.Type
+            return collection?.perElementCoding() as? KeyCoding<Value> ?? .jsonText()
+        }
     }
 
     /// Creates an optional key whose value is stored in the given form (see
@@ -98,7 +213,20 @@ extension Preferences.Key {
     /// ```
     public convenience init<Wrapped>(_ name: String, storedAs form: Preferences.StoredForm)
     where Value == Wrapped?, Wrapped: Codable {
-        self.init(name, default: nil, coding: form == .jsonText ? .jsonText() : nil)
+        self.init(name, default: nil, coding: Self.optionalCoding(form))
+    }
+
+    /// The same for an optional: an absent value removes the key in every form, and a present
+    /// one is written as the wrapped type's form (Defaults' `OptionalBridge` does the same).
+    private static func optionalCoding<Wrapped: Codable>(_ form: Preferences.StoredForm) -> KeyCoding<Value>?
+    where Value == Wrapped? {
+        guard form == .jsonTextPerElement,
+            let collection = Wrapped.self as? any PerElementJSONCollection.Type,
+            let inner = collection.perElementCoding() as? KeyCoding<Wrapped>, let write = inner.write
+        else { return form == .propertyList ? nil : .jsonText() }
+        return KeyCoding(
+            read: { stored in try inner.read(stored) },
+            write: { value in try value.flatMap(write) })
     }
 
     /// Creates a key that reads a stored value of another type as `UserDefaults` would, with
