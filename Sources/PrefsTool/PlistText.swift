@@ -216,18 +216,39 @@ package enum PlistText {
             return PlistFiles.xml(entries)
         case .binary:
             // Foundation writes binary plists; its dictionaries would merge keys that are
-            // canonically equivalent, so such a domain is refused rather than changed.
-            let plain = Dictionary(
-                entries.map { ($0.key.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-            guard plain.count == entries.count else {
+            // canonically equivalent, so such a domain is refused rather than changed, naming
+            // the two keys.
+            if let (first, second) = canonicallyEqualKeys(in: entries) {
                 throw CLIError.badInput(
-                    "the domain has keys that differ only in Unicode normalization, which a binary plist written by Foundation would merge; use --format xml or json"
+                    "the keys \(spelled(first)) and \(spelled(second)) differ only in Unicode normalization, and a binary plist written by Foundation would merge them; use --format xml or json"
                 )
             }
+            let plain = Dictionary(
+                entries.map { ($0.key.name, $0.value) }, uniquingKeysWith: { first, _ in first })
             return try PropertyListSerialization.data(
                 fromPropertyList: PropertyListValue.dictionary(plain).foundationObject, format: .binary,
                 options: 0)
         }
+    }
+
+    /// Two keys of the domain that Swift's `String` takes for one (canonically equivalent, as
+    /// `é` and `e` + U+0301), if there are any. (Only the domain's own keys can differ so: a
+    /// nested dictionary is a `[String: …]`, whose keys are compared the same way.)
+    static func canonicallyEqualKeys(in entries: [StoreKey: PropertyListValue]) -> (String, String)? {
+        var seen: [String: String] = [:]
+        for key in entries.keys.map(\.name).sorted(by: { Array($0.utf8).lexicographicallyPrecedes($1.utf8) })
+        {
+            if let other = seen[key] { return (other, key) }
+            seen[key] = key
+        }
+        return nil
+    }
+
+    /// A key quoted, with its Unicode scalars (`"café" (U+0063 U+0061 U+0066 U+00E9)`), so two
+    /// that look the same are told apart.
+    private static func spelled(_ key: String) -> String {
+        let scalars = key.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " ")
+        return "\"\(key)\" (\(scalars))"
     }
 
     /// Reads an XML, binary, JSON or old-style plist file whose top level is a dictionary.

@@ -92,6 +92,22 @@
             #expect(try cli.run("read", "copy", "A\u{30A}").stdout == "3")
         }
 
+        /// Issue 38, item 7: a binary export would merge the spellings (Foundation writes it), so
+        /// it is refused, naming both keys by their scalars, and nothing is written.
+        @Test func aBinaryExportNamesTheTwoSpellingsItWouldMerge() throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            #expect(try cli.run("write", "d", "\u{E9}", "-int", "1").status == 0)
+            #expect(try cli.run("write", "d", "e\u{301}", "-int", "2").status == 0)
+            let path = cli.home.appendingPathComponent("out.plist").path
+            let exported = try cli.run("export", "d", path, "--format", "binary")
+            #expect(exported.status == 64, "\(exported.stderr)")
+            #expect(
+                exported.stderr.contains("(U+00E9)") && exported.stderr.contains("(U+0065 U+0301)"),
+                "\(exported.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+
         @Test func deletingOneSpellingLeavesTheOther() throws {
             let cli = try CLI()
             defer { cli.remove() }
