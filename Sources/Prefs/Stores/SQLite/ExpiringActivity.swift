@@ -19,10 +19,11 @@ import PrefsJournal
 /// Elsewhere the work runs on a utility queue and is never refused or expired.
 ///
 /// ```swift
+/// let core = store.core
 /// ExpiringActivity.run("moving the journal into SQLite") { expiry in
-///     try? checkpointer.checkpoint(expiry: expiry)
+///     try? core.checkpointer.checkpoint(expiry: expiry)
 /// } refused: {
-///     // try again in a second
+///     // asked for again in a second
 /// }
 /// ```
 enum ExpiringActivity {
