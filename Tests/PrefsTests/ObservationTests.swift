@@ -68,7 +68,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         observation.cancel()
         #expect(observerCount(prefs.store) == 0)
         prefs[.volume] = 0.1
-        try await Task.sleep(for: .milliseconds(50))
+        prefs.store.waitForEveryDelivery()
         #expect(changes.withLock { $0.count } == 2, "nothing after cancel")
     }
 
@@ -120,8 +120,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
             p[.launchCount] += 2
             p[.username] = "u"
         }
-        #expect(await eventually { !seen.withLock { $0 }.isEmpty })
-        try await Task.sleep(for: .milliseconds(50))
+        prefs.store.waitForEveryDelivery()
         #expect(
             seen.withLock { $0 } == [
                 StoreChange(values: ["launchCount": .set(.integer(3)), "username": .set(.string("u"))])
@@ -152,7 +151,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         #expect(prefs[.launchCount] == 5)
         #expect(prefs[.username] == nil)
         #expect(prefs.storedKeys == ["launchCount"])
-        try await Task.sleep(for: .milliseconds(50))
+        prefs.store.waitForEveryDelivery()
         #expect(seen.withLock { $0 } == 0)
         _ = observation
     }
@@ -217,7 +216,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
             ]
         #endif
         #expect(await eventually { seen.withLock { $0.count } == expected.count })
-        try await Task.sleep(for: .milliseconds(50))
+        prefs.store.waitForEveryDelivery()
         #expect(seen.withLock { $0 } == expected)
         _ = observation
     }

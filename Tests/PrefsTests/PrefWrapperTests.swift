@@ -72,7 +72,10 @@ private final class ChangeCounter: Sendable {
         #expect(await eventually { counter.count.withLock { $0 } == 2 })
         #expect(await counter.watching())
         prefs[.launchCount] = 9  // another key: not announced for `volume`
-        try await Task.sleep(for: .milliseconds(200))
+        // Every change delivered, and every announcement made where it is rendered (the main
+        // queue on Apple platforms, in order): nothing more can come for that write.
+        prefs.store.waitForEveryDelivery()
+        await MainActor.run {}
         #expect(counter.count.withLock { $0 } == 2, "one announcement per change, none for other keys")
     }
 

@@ -12,7 +12,7 @@ public final class MemoryStore: PreferenceStore {
     private let descriptions = Locked<[String: PropertyListValue]>([:])
     /// Held while a write or a transaction's body runs; reads do not wait for it.
     private let writing: TransactionLock<Void>
-    private let observers = StoreObservers(label: "MemoryStore")
+    let observers = StoreObservers(label: "MemoryStore")
 
     /// Creates a store holding `initialValues`.
     ///

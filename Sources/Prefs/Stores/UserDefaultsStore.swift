@@ -33,7 +33,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
     private let writeLock: TransactionLock<Void>
-    private let observers: StoreObservers
+    let observers: StoreObservers
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
     private let notificationToken = Locked<NotificationToken?>(nil)

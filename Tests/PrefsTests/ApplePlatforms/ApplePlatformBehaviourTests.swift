@@ -40,7 +40,7 @@ private final class AnnouncingDefaults: UserDefaults {
         }
         prefs.reset(.volume, .launchCount)
         #expect(await eventually { seen.withLock { $0.count } >= 2 })
-        try await Task.sleep(for: .milliseconds(50))
+        store.waitForEveryDelivery()
         #expect(
             seen.withLock { $0 } == [
                 StoreChange(values: [
@@ -61,7 +61,7 @@ private final class AnnouncingDefaults: UserDefaults {
         plain.set("raw", forKey: "username")
         let other = try #require(UserDefaults(suiteName: TestDefaults.uniqueSuiteName()))
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: other)
-        try await Task.sleep(for: .milliseconds(50))
+        store.waitForEveryDelivery()
         #expect(seen.withLock { $0 }.isEmpty)
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: plain)
         #expect(

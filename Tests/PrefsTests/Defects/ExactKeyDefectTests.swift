@@ -96,7 +96,7 @@ private final class Accents: PreferenceGroup {
         prefs[other] = 5
         prefs[one] = 7
         #expect(await eventually { heard.withLock { $0 } == [7] })
-        prefs.store.waitForDeliveryIfPossible()
+        prefs.store.waitForEveryDelivery()
         #expect(heard.withLock { $0 } == [7])
         #expect(prefs[other] == 5)
         observation.cancel()
@@ -118,15 +118,5 @@ private final class Accents: PreferenceGroup {
         #expect(report.moved == ["composedProperty"])
         #expect(settings.composedProperty == 5)
         #expect(store.value(forKey: decomposed) == nil)
-    }
-}
-
-extension PreferenceStore {
-    /// Waits for the store's observers to be told everything so far, where the store says how.
-    func waitForDeliveryIfPossible() {
-        switch self {
-        case let store as SQLiteStore: store.observers.waitForDelivery()
-        default: Thread.sleep(forTimeInterval: 0.05)
-        }
     }
 }
