@@ -169,8 +169,8 @@ extension Journal {
             try extendFile(from: actualFileSize(), to: Layout.headerSize + Layout.growthStep)
         }
         try prepareLock(isSoleUser: isSoleUser)
-        trustNoBaseAboveSQLite(stored: stored)
-        if let lie = headerProblem() {
+        let baseLied = trustNoBaseAboveTheRecords()
+        if let lie = headerProblem() ?? (baseLied ? "had a base sequence number above the last one" : nil) {
             if sequence >= Layout.sequenceLimit || baseSequence >= Layout.sequenceLimit {
                 // Numbers no write made: start again from the records' own.
                 set(Layout.sequenceOffset, UInt64(0))
@@ -183,22 +183,27 @@ extension Journal {
         if sequence < stored { set(Layout.sequenceOffset, stored) }
     }
 
-    /// Lowers a base sequence number above what SQLite holds to where the records start.
+    /// Lowers a base sequence number above the last record's number to where the records start.
     ///
-    /// SQLite holds every record up to the base (a checkpoint drops records only once SQLite
-    /// has committed them), so a base above `stored` is damage (a flipped bit), and a walk that
+    /// No write makes the base pass the sequence number (records are moved, and the base set to
+    /// what was moved, only below it), so such a base is damage (a flipped bit), and a walk that
     /// trusted it would take every record for one already moved and cut them all. The records
-    /// say where they start: the base goes just below the first one (or to what SQLite holds,
-    /// when that is lower, or there is no record).
-    private func trustNoBaseAboveSQLite(stored: UInt64) {
-        guard baseSequence > stored else { return }
+    /// say where they start: the base goes just below the first one (to the sequence number when
+    /// there is none). A base damaged below the sequence number is caught at the first lock,
+    /// against SQLite's checkpoint mark read under that lock (`withLock(checkingBaseAgainst:)`):
+    /// compared here, without the lock, with what SQLite held when the store loaded, a
+    /// checkpoint committed since by another store would look like damage.
+    ///
+    /// Returns whether it did (the records are then walked again, the sequence number with them).
+    private func trustNoBaseAboveTheRecords() -> Bool {
+        guard baseSequence > sequence else { return false }
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: actualFileSize(), after: 0)
-        let firstRecord = scan.next() != nil ? scan.lastSequence : nil
-        let base = min(firstRecord.map { $0 - 1 } ?? stored, stored)
+        let base = scan.next() != nil ? scan.lastSequence - 1 : sequence
         report(
-            "its header says records up to \(baseSequence) are in SQLite, which holds them up to \(stored); the records are kept from \(base + 1)"
+            "its header says records up to \(baseSequence) were moved, past the last record, \(sequence); the records are kept from \(base + 1)"
         )
         set(Layout.baseOffset, base)
+        return true
     }
 
     /// The longest opening waits for the opening lock before it opens a whole journal without it
