@@ -1,6 +1,31 @@
 import CPrefsShared
 import Foundation
 
+/// Where a record's header fields are (the layout below), named once for every reader and
+/// writer of records.
+package enum RecordHeader {
+    /// The record's length without padding (u32).
+    package static let lengthOffset = 0
+    /// The CRC-32C (u32) of the bytes from ``checksummedFrom`` up to the length.
+    package static let checksumOffset = 4
+    /// The sequence number (u64): the first byte the checksum covers.
+    package static let sequenceOffset = 8
+    /// Where the checksum starts.
+    package static let checksummedFrom = sequenceOffset
+    /// The number of entries (u32).
+    package static let entryCountOffset = 16
+    /// The header's size: the entries start here.
+    package static let size = 20
+}
+
+/// Where an entry's fields are: the key's length (u32), the value's (u32, `0xFFFFFFFF` for a
+/// removal), then the key's UTF-8 and the value's bytes.
+package enum RecordEntryLayout {
+    package static let valueLengthOffset = 4
+    /// The two lengths' size: the key's bytes start here.
+    package static let size = 8
+}
+
 /// One record of the ``Journal``: one write, or one whole transaction.
 ///
 /// Layout (little-endian, padded to a multiple of 8 bytes):
@@ -24,12 +49,15 @@ package struct JournalRecord {
     package let sequence: UInt64
     package let entries: [Entry]
 
-    package static let headerSize = 20
+    package static let headerSize = RecordHeader.size
     static let removal = UInt32.max
 
     /// The sequence number of an encoded record.
     static func sequence(of record: [UInt8]) -> UInt64 {
-        record.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        record.withUnsafeBytes {
+            UInt64(
+                littleEndian: $0.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
+        }
     }
 
     static func padding(_ length: Int) -> Int { (8 - length % 8) % 8 }
@@ -37,7 +65,9 @@ package struct JournalRecord {
     /// Decodes a record's bytes (length and checksum already checked), or says what is wrong.
     static func decode(_ bytes: [UInt8]) -> Result<JournalRecord, RecordProblem> {
         bytes.withUnsafeBytes { buffer in
-            let sequence = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let sequence = UInt64(
+                littleEndian: buffer.loadUnaligned(
+                    fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
             var entries: [Entry] = []
             if let problem = RecordEntries.read(
                 buffer,
@@ -80,8 +110,10 @@ package struct RecordWriter {
         // Length and checksum (filled in by `sealed()`), sequence number, entry count.
         write(JournalRecord.headerSize) { start in
             start.storeBytes(of: 0, as: UInt64.self)
-            start.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-            start.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 16, as: UInt32.self)
+            start.storeBytes(
+                of: sequence.littleEndian, toByteOffset: RecordHeader.sequenceOffset, as: UInt64.self)
+            start.storeBytes(
+                of: UInt32(count).littleEndian, toByteOffset: RecordHeader.entryCountOffset, as: UInt32.self)
         }
     }
 
@@ -124,7 +156,8 @@ package struct RecordWriter {
         let padding = JournalRecord.padding(length)
         write(padding) { start in start.initializeMemory(as: UInt8.self, repeating: 0, count: padding) }
         storage.withUnsafeMutableBytes {
-            $0.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 0, as: UInt32.self)
+            $0.storeBytes(
+                of: UInt32(length).littleEndian, toByteOffset: RecordHeader.lengthOffset, as: UInt32.self)
         }
         return SealedRecord(storage: storage, count: end)
     }
@@ -135,12 +168,15 @@ package struct RecordWriter {
     ) {
         var key = key
         key.withUTF8 { utf8 in
-            write(8 + utf8.count + (valueCount ?? 0)) { start in
+            write(RecordEntryLayout.size + utf8.count + (valueCount ?? 0)) { start in
                 start.storeBytes(of: UInt32(utf8.count).littleEndian, as: UInt32.self)
                 let valueLength = valueCount.map { UInt32($0) } ?? JournalRecord.removal
-                start.storeBytes(of: valueLength.littleEndian, toByteOffset: 4, as: UInt32.self)
-                if let key = utf8.baseAddress { (start + 8).copyMemory(from: key, byteCount: utf8.count) }
-                writeValue(start + 8 + utf8.count)
+                start.storeBytes(
+                    of: valueLength.littleEndian, toByteOffset: RecordEntryLayout.valueLengthOffset,
+                    as: UInt32.self)
+                let keyStart = start + RecordEntryLayout.size
+                if let key = utf8.baseAddress { keyStart.copyMemory(from: key, byteCount: utf8.count) }
+                writeValue(keyStart + utf8.count)
             }
         }
     }
@@ -183,7 +219,10 @@ package struct SealedRecord {
 
     /// The record's sequence number.
     package var sequence: UInt64 {
-        memory.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        memory.withUnsafeBytes {
+            UInt64(
+                littleEndian: $0.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
+        }
     }
 
     /// Runs `body` on the record's bytes.
@@ -197,9 +236,12 @@ package struct SealedRecord {
     package mutating func number(sequence: UInt64) {
         memory.withUnsafeMutableBytes { buffer in
             let length = Int(UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
-            buffer.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-            let checksum = prefs_crc32c(buffer.baseAddress! + 8, length - 8)
-            buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+            buffer.storeBytes(
+                of: sequence.littleEndian, toByteOffset: RecordHeader.sequenceOffset, as: UInt64.self)
+            let checksum = prefs_crc32c(
+                buffer.baseAddress! + RecordHeader.checksummedFrom, length - RecordHeader.checksummedFrom)
+            buffer.storeBytes(
+                of: checksum.littleEndian, toByteOffset: RecordHeader.checksumOffset, as: UInt32.self)
         }
     }
 }
@@ -239,17 +281,19 @@ package enum RecordEntries {
         guard record.count >= JournalRecord.headerSize else {
             return RecordProblem("a record shorter than its header")
         }
-        let count = read32(16)
+        let count = read32(RecordHeader.entryCountOffset)
         let length = record.count
         for pass in 0..<(handingOut ? 2 : 1) {
             var at = JournalRecord.headerSize
             for _ in 0..<count {
-                guard at + 8 <= length else { return RecordProblem("an entry runs past its record") }
+                guard at + RecordEntryLayout.size <= length else {
+                    return RecordProblem("an entry runs past its record")
+                }
                 let keyLength = read32(at)
-                let rawValueLength = read32(at + 4)
+                let rawValueLength = read32(at + RecordEntryLayout.valueLengthOffset)
                 let isRemoval = rawValueLength == Int(JournalRecord.removal)
                 let valueLength = isRemoval ? 0 : rawValueLength
-                at += 8
+                at += RecordEntryLayout.size
                 guard keyLength <= length - at, valueLength <= length - at - keyLength else {
                     return RecordProblem("an entry runs past its record")
                 }
@@ -326,14 +370,18 @@ package struct RecordScan {
     package mutating func next() -> JournalRecord? {
         guard let length = nextLength() else { return nil }
         // The order first: an old record left past the end is neither copied nor checked.
-        guard journal.load(UInt64.self, at: offset + 8) > lastSequence else {
+        guard journal.load(UInt64.self, at: offset + RecordHeader.sequenceOffset) > lastSequence else {
             return stop("the record at byte \(offset) does not follow the one before")
         }
         let bytes = journal.copyBytes(at: offset, count: length)
         let checksum = bytes.withUnsafeBytes {
-            UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            UInt32(
+                littleEndian: $0.loadUnaligned(fromByteOffset: RecordHeader.checksumOffset, as: UInt32.self))
         }
-        let actual = bytes.withUnsafeBytes { prefs_crc32c($0.baseAddress! + 8, length - 8) }
+        let actual = bytes.withUnsafeBytes {
+            prefs_crc32c(
+                $0.baseAddress! + RecordHeader.checksummedFrom, length - RecordHeader.checksummedFrom)
+        }
         guard checksum == actual else { return stop("a record at byte \(offset) fails its checksum") }
         // The order before the entries: an old record left past the end is not decoded.
         guard JournalRecord.sequence(of: bytes) > lastSequence else {
@@ -396,7 +444,7 @@ package struct RecordScan {
         guard let length = nextLength() else { return nil }
         let numbered = UInt64(
             littleEndian: inPlace(at: offset, count: length).loadUnaligned(
-                fromByteOffset: 8, as: UInt64.self))
+                fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
         if numbered <= skipped && numbered > lastSequence {
             lastSequence = numbered
             offset += length + JournalRecord.padding(length)
@@ -435,7 +483,7 @@ package struct RecordScan {
     /// the lock is held and they were checked when appended).
     mutating func nextHeader() -> (sequence: UInt64, length: Int)? {
         guard let length = nextLength() else { return nil }
-        let sequence = journal.load(UInt64.self, at: offset + 8)
+        let sequence = journal.load(UInt64.self, at: offset + RecordHeader.sequenceOffset)
         lastSequence = sequence
         offset += length + JournalRecord.padding(length)
         return (sequence, length)
@@ -445,11 +493,17 @@ package struct RecordScan {
     /// checksum holds and it follows the one before.
     private mutating func wholeRecord(length: Int) -> (bytes: UnsafeRawBufferPointer, sequence: UInt64)? {
         let bytes = inPlace(at: offset, count: length)
-        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-        guard checksum == prefs_crc32c(bytes.baseAddress! + 8, length - 8) else {
+        let checksum = UInt32(
+            littleEndian: bytes.loadUnaligned(fromByteOffset: RecordHeader.checksumOffset, as: UInt32.self))
+        guard
+            checksum
+                == prefs_crc32c(
+                    bytes.baseAddress! + RecordHeader.checksummedFrom, length - RecordHeader.checksummedFrom)
+        else {
             return stop("a record at byte \(offset) fails its checksum")
         }
-        let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let sequence = UInt64(
+            littleEndian: bytes.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
         guard sequence > lastSequence else {
             return stop("the record at byte \(offset) does not follow the one before")
         }
