@@ -131,7 +131,7 @@ private func fuzzRecord(_ data: Data) {
             entries.append((key, value.map { Array(buffer[$0]) }))
         }
         guard problem == nil else { return }
-        let sequence = buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        let sequence = buffer.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self)
         var writer = RecordWriter(sequence: UInt64(littleEndian: sequence), count: entries.count)
         for entry in entries {
             if let value = entry.value {
