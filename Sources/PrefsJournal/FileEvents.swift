@@ -40,14 +40,14 @@ package final class FileEvents: Sendable {
         guard queue >= 0 else { return nil }
         poller = prefs_file_events_poller(queue)
         guard poller >= 0 else {
-            close(queue)
+            SystemCall.close(queue)
             return nil
         }
     }
 
     deinit {
-        close(poller)
-        close(queue)
+        SystemCall.close(poller)
+        SystemCall.close(queue)
     }
 
     /// Watches the file `descriptor` is open on; `nil` when the kernel refuses (no `/proc`, or

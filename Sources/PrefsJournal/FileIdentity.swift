@@ -11,15 +11,13 @@ package struct FileIdentity: Hashable, Sendable {
 
     /// The identity of the file open at `descriptor`, or `nil` when `fstat` fails.
     package init?(descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
+        guard let info = SystemCall.fstat(descriptor) else { return nil }
         self.init(info)
     }
 
     /// The identity of the file at `path` now, or `nil` when there is none.
     package init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard let info = SystemCall.stat(path) else { return nil }
         self.init(info)
     }
 

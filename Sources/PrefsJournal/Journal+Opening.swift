@@ -51,7 +51,7 @@ extension Journal {
         let descriptor = opened.descriptor
         let isWritable = opened.isWritable
         var keep = false
-        defer { if !keep { close(descriptor) } }
+        defer { if !keep { SystemCall.close(descriptor) } }
         guard let threadLock = ThreadLock.forFile(FileIdentity(descriptor: descriptor)) else {
             throw failure(.cannotOpen, "cannot make the journal's thread lock for \(path)")
         }
@@ -133,9 +133,9 @@ extension Journal {
         _ opened: OpenedFile, path: String, databasePath: String, lock kind: Int32, threadLock: ThreadLock,
         file: FileIdentity?, reporter: @escaping Reporter
     ) throws -> Journal {
-        let protection = opened.isWritable ? PROT_READ | PROT_WRITE : PROT_READ
-        guard let mapping = mmap(nil, Layout.reservation, protection, MAP_SHARED, opened.descriptor, 0),
-            mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
+        guard
+            let mapping = SystemCall.mapShared(
+                opened.descriptor, count: Layout.reservation, writable: opened.isWritable)
         else {
             throw JournalError(
                 .cannotOpen, path: databasePath, failedTo: "map the journal \(path)", errno: errno)
@@ -277,14 +277,14 @@ extension Journal {
     /// Writes a new header (the file holds no records worth keeping).
     private func create(continuingFrom stored: UInt64) throws {
         // Grown before the header is written: every page the mapping touches then exists.
-        guard ftruncate(descriptor, 0) == 0 else {
+        guard SystemCall.ftruncate(descriptor, 0) else {
             throw JournalError(
                 .cannotOpen, path: databasePath, failedTo: "create the journal \(path)", errno: errno)
         }
         let size = Layout.headerSize + Layout.growthStep
         do { try extendFile(from: 0, to: size) } catch let failure as JournalError {
             // Leave no half-made journal behind: the next opener starts again.
-            _ = ftruncate(descriptor, 0)
+            _ = SystemCall.ftruncate(descriptor, 0)
             throw failure
         }
         memset(mapping, 0, Layout.headerSize)

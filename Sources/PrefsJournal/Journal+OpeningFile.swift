@@ -13,8 +13,7 @@ extension Journal {
 
         /// The size of the file `descriptor` is open on now (0 when it cannot be read).
         static func size(of descriptor: Int32) -> Int {
-            var info = stat()
-            return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+            SystemCall.fstat(descriptor).map { Int($0.st_size) } ?? 0
         }
 
         /// Opens `path`, creating it when `writable`; `nil` for a read-only store that has no
@@ -32,13 +31,13 @@ extension Journal {
             var descriptor: Int32 = -1
             var created = false
             if writable {
-                descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
+                descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_EXCL | flags, 0o600)
                 created = descriptor >= 0
-                if !created && errno == EEXIST { descriptor = Foundation.open(path, O_RDWR | flags) }
+                if !created && errno == EEXIST { descriptor = SystemCall.open(path, O_RDWR | flags) }
             }
             let isWritable = descriptor >= 0
             let writeFailure = writable && !isWritable ? errno : 0
-            if !isWritable && writeFailure != ELOOP { descriptor = Foundation.open(path, O_RDONLY | flags) }
+            if !isWritable && writeFailure != ELOOP { descriptor = SystemCall.open(path, O_RDONLY | flags) }
             guard descriptor >= 0 else {
                 let reason = writeFailure == ELOOP ? ELOOP : errno
                 if reason == ELOOP {
@@ -55,14 +54,14 @@ extension Journal {
                     .cannotOpen, path: databasePath, failedTo: "open the journal \(path)", errno: reason
                 )
             }
-            var info = stat()
-            if fstat(descriptor, &info) == 0, let problem = FileKind.problem(mode: info.st_mode) {
-                close(descriptor)
+            let info = SystemCall.fstat(descriptor) ?? FileStatus()
+            if let problem = FileKind.problem(mode: info.st_mode), info.st_mode != 0 {
+                SystemCall.close(descriptor)
                 throw failure(
                     .cannotOpen, "the journal \(path): \(problem); a journal must be a regular file")
             }
             if writable && !isWritable {
-                close(descriptor)
+                SystemCall.close(descriptor)
                 throw failure(
                     .cannotOpen,
                     "the journal \(path) belongs to user \(info.st_uid) with mode \(String(info.st_mode & 0o777, radix: 8)), and this process (user \(geteuid())) cannot write it: \(JournalError.systemReason(writeFailure))"
@@ -77,16 +76,15 @@ extension Journal {
         /// journal the user cannot write), and syncs the folder so a power loss cannot lose the
         /// file's name.
         private static func adoptDatabaseOwnership(_ descriptor: Int32, databasePath: String) {
-            var database = stat()
-            if stat(databasePath, &database) == 0 {
+            if let database = SystemCall.stat(databasePath) {
                 _ = fchmod(descriptor, database.st_mode & 0o666)
                 if geteuid() == 0 { _ = fchown(descriptor, database.st_uid, database.st_gid) }
             }
             let folder = (databasePath as NSString).deletingLastPathComponent
-            let folderDescriptor = Foundation.open(folder.isEmpty ? "." : folder, O_RDONLY | O_CLOEXEC)
+            let folderDescriptor = SystemCall.open(folder.isEmpty ? "." : folder, O_RDONLY | O_CLOEXEC)
             if folderDescriptor >= 0 {
-                _ = fsync(folderDescriptor)
-                close(folderDescriptor)
+                _ = SystemCall.fsync(folderDescriptor)
+                SystemCall.close(folderDescriptor)
             }
         }
     }
@@ -99,7 +97,9 @@ extension Journal {
 
         init(reading descriptor: Int32) {
             var bytes = [UInt8](repeating: 0, count: Layout.headerSize + Layout.growthStep)
-            count = pread(descriptor, &bytes, bytes.count, 0)
+            count = bytes.withUnsafeMutableBytes {
+                SystemCall.pread(descriptor, $0.baseAddress!, $0.count, at: 0)
+            }
             self.bytes = bytes
         }
 
@@ -199,7 +199,7 @@ extension Journal {
         failure: (JournalError.Kind, String) -> JournalError, reporter: Reporter
     ) throws {
         let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
-        guard rename(path, aside) == 0 else {
+        guard SystemCall.rename(path, aside) else {
             throw failure(
                 .foreignDatabase,
                 "\(path): \(reason), and it cannot be moved aside: \(JournalError.systemReason(errno))")

@@ -63,8 +63,7 @@ extension Journal {
     package func report(_ message: String) { reporter(path, message) }
 
     func actualFileSize() -> Int {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return Layout.headerSize }
+        guard let info = SystemCall.fstat(descriptor) else { return Layout.headerSize }
         return min(Int(info.st_size), Layout.reservation)
     }
 }

@@ -132,8 +132,8 @@ package final class Journal: @unchecked Sendable {
 
     deinit {
         prefs_sigbus_guard_remove(mapping)
-        munmap(mapping, Layout.reservation)
-        close(descriptor)
+        SystemCall.unmap(mapping, count: Layout.reservation)
+        SystemCall.close(descriptor)
         needsCheck.deallocate()
         cutUnderMapping.deallocate()
     }
@@ -322,7 +322,9 @@ package final class Journal: @unchecked Sendable {
         let zeros = [UInt8](repeating: 0, count: 64 * 1024)
         var offset = start
         while offset < end {
-            let written = pwrite(descriptor, zeros, min(zeros.count, end - offset), off_t(offset))
+            let written = zeros.withUnsafeBytes {
+                SystemCall.pwrite(descriptor, $0.baseAddress!, min(zeros.count, end - offset), at: offset)
+            }
             guard written > 0 else {
                 // What was added stays (zeros beyond the records); the header keeps the old size.
                 throw JournalError(

@@ -86,7 +86,6 @@ package struct JournalError: Error, CustomStringConvertible {
 
     /// `stat`'s `errno` for `path`, or 0 when it succeeds.
     package static func metadataFailure(_ path: String) -> Int32 {
-        var info = stat()
-        return stat(path, &info) == 0 ? 0 : errno
+        SystemCall.stat(path) == nil ? errno : 0
     }
 }

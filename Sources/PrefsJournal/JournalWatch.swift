@@ -96,7 +96,7 @@ package final class JournalWatch: @unchecked Sendable {
                         look: look)
                     source.setEventHandler {
                         var posted: Int32 = 0
-                        _ = read(descriptor, &posted, MemoryLayout<Int32>.size)
+                        _ = SystemCall.read(descriptor, &posted, MemoryLayout<Int32>.size)
                         notified.lookAndSleep()
                     }
                     source.resume()

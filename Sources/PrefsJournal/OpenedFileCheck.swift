@@ -55,7 +55,7 @@ package final class OpenedFileCheck: Sendable {
             // Only when it is the file the store opened (nothing replaced it in between).
             self.descriptor =
                 descriptor >= 0 && FileIdentity(descriptor: descriptor) == opened ? descriptor : -1
-            if descriptor >= 0 && self.descriptor < 0 { close(descriptor) }
+            if descriptor >= 0 && self.descriptor < 0 { SystemCall.close(descriptor) }
             if watched, self.descriptor >= 0, let queue = FileEvents.shared,
                 let watch = queue.watch(self.descriptor)
             {
@@ -74,7 +74,7 @@ package final class OpenedFileCheck: Sendable {
 
     deinit {
         events?.unwatch(watch)
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { SystemCall.close(descriptor) }
     }
 
     /// Whether the kernel tells this check of changes to the file (else it looks every time).
@@ -88,8 +88,7 @@ package final class OpenedFileCheck: Sendable {
                 // Nothing happened to any watched file since the last look at this one.
             } else {
                 let mark = events?.discardWaiting()
-                var info = stat()
-                if fstat(descriptor, &info) == 0 && info.st_nlink == 0 { throw replaced(by: nil) }
+                if let info = SystemCall.fstat(descriptor), info.st_nlink == 0 { throw replaced(by: nil) }
                 if let mark {
                     // The event may have been a move: look the path up now, before trusting it.
                     try verifyPath(opened)

@@ -127,8 +127,8 @@ import PrefsJournal
         }
 
         deinit {
-            if wakePipe.read >= 0 { close(wakePipe.read) }
-            if wakePipe.write >= 0 { close(wakePipe.write) }
+            if wakePipe.read >= 0 { SystemCall.close(wakePipe.read) }
+            if wakePipe.write >= 0 { SystemCall.close(wakePipe.write) }
         }
 
         // MARK: - Stores joining and leaving
@@ -162,12 +162,12 @@ import PrefsJournal
 
         private func wake() {
             var byte: UInt8 = 1
-            _ = write(wakePipe.write, &byte, 1)
+            _ = SystemCall.write(wakePipe.write, &byte, 1)
         }
 
         private func drainWakePipe() {
             var bytes = [UInt8](repeating: 0, count: 64)
-            while read(wakePipe.read, &bytes, bytes.count) > 0 {}
+            while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
         }
 
         // MARK: - Listening

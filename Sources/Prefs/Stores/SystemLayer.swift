@@ -245,8 +245,7 @@ private struct FileStamp: Equatable {
     let modified: Double
 
     init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0, let identity = FileIdentity(path: path) else { return nil }
+        guard let info = SystemCall.stat(path), let identity = FileIdentity(path: path) else { return nil }
         self.identity = identity
         size = Int64(info.st_size)
         #if canImport(Darwin)

@@ -207,8 +207,7 @@ extension SQLiteStore {
     /// Refuses a symbolic link, a FIFO, a folder or a device at the path: the store never
     /// follows a link to write somewhere else, and never waits on a FIFO.
     private static func refuseAnythingButARegularFile(_ path: String) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }  // nothing there yet: it will be created
+        guard let info = SystemCall.lstat(path) else { return }  // nothing there yet: it will be created
         guard let problem = FileKind.problem(mode: info.st_mode) else { return }
         throw SQLiteStoreError(
             path: path, kind: .cannotOpen, message: "\(problem); the store opens regular files only")
@@ -416,8 +415,8 @@ extension SQLiteStore {
 
 /// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
 private func createWithoutReplacing(_ path: String) -> String? {
-    let descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+    let descriptor = SystemCall.open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
     guard descriptor >= 0 else { return JournalError.systemReason(errno) }
-    close(descriptor)
+    SystemCall.close(descriptor)
     return nil
 }

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Every system call the engine and the SQLite store make on files, in one place (the shape of
+/// swift-nio's `System.swift`).
+///
+/// Each call that a signal can interrupt is made again when it fails with `EINTR`, so a signal
+/// handler in the program (a profiler's, a debugger's) never turns into a failed open or a short
+/// write. A failure leaves `errno` as the call set it, for ``JournalError/init(_:path:failedTo:errno:)``,
+/// the one place that maps it to a kind (a full disk, a read-only file system, locked data).
+///
+/// ```swift
+/// let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC)
+/// if let info = SystemCall.fstat(descriptor) { print(info.st_size) }
+/// SystemCall.close(descriptor)
+/// ```
+/// A file's metadata, as `stat(2)` gives it.
+package typealias FileStatus = stat
+
+package enum SystemCall {
+    /// `body` again for as long as it fails with `EINTR`.
+    @inline(__always)
+    private static func retrying<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+        while true {
+            let result = body()
+            if result == -1 && errno == EINTR { continue }
+            return result
+        }
+    }
+
+    /// `open(2)`: a descriptor, or -1 with `errno` set.
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        retrying { Foundation.open(path, flags, mode) }
+    }
+
+    /// `close(2)`, never repeated: Linux and Apple platforms release the descriptor even when
+    /// the call reports `EINTR`, and closing it again could close another thread's new one.
+    package static func close(_ descriptor: Int32) {
+        _ = Foundation.close(descriptor)
+    }
+
+    /// `pread(2)`: the bytes read, or -1 with `errno` set.
+    package static func pread(
+        _ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int
+    ) -> Int {
+        retrying { Foundation.pread(descriptor, buffer, count, off_t(offset)) }
+    }
+
+    /// `pwrite(2)`: the bytes written, or -1 with `errno` set.
+    package static func pwrite(
+        _ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int, at offset: Int
+    ) -> Int {
+        retrying { Foundation.pwrite(descriptor, buffer, count, off_t(offset)) }
+    }
+
+    /// `read(2)`: the bytes read, or -1 with `errno` set (`EAGAIN` on an empty non-blocking pipe).
+    package static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        retrying { Foundation.read(descriptor, buffer, count) }
+    }
+
+    /// `write(2)`: the bytes written, or -1 with `errno` set.
+    package static func write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        retrying { Foundation.write(descriptor, buffer, count) }
+    }
+
+    /// `fstat(2)`: the file's metadata, or `nil` with `errno` set.
+    package static func fstat(_ descriptor: Int32) -> FileStatus? {
+        var info = FileStatus()
+        return retrying { Foundation.fstat(descriptor, &info) } == 0 ? info : nil
+    }
+
+    /// `stat(2)`: the metadata of what `path` names (through links), or `nil` with `errno` set.
+    package static func stat(_ path: String) -> FileStatus? {
+        var info = FileStatus()
+        return retrying { statOfPath(path, &info) } == 0 ? info : nil
+    }
+
+    /// `lstat(2)`: the metadata of `path` itself (a link is not followed), or `nil` with `errno`.
+    package static func lstat(_ path: String) -> FileStatus? {
+        var info = FileStatus()
+        return retrying { Foundation.lstat(path, &info) } == 0 ? info : nil
+    }
+
+    /// `ftruncate(2)`: true when the file now has `size` bytes.
+    package static func ftruncate(_ descriptor: Int32, _ size: Int) -> Bool {
+        retrying { Foundation.ftruncate(descriptor, off_t(size)) } == 0
+    }
+
+    /// `fsync(2)`: true when the file reached the medium (as far as `fsync` goes).
+    package static func fsync(_ descriptor: Int32) -> Bool {
+        retrying { Foundation.fsync(descriptor) } == 0
+    }
+
+    /// `rename(2)`: true when `from` is now at `to`.
+    package static func rename(_ from: String, _ to: String) -> Bool {
+        retrying { Foundation.rename(from, to) } == 0
+    }
+
+    /// `mmap(2)` of `count` bytes of the file, shared: the mapping, or `nil` with `errno` set.
+    package static func mapShared(_ descriptor: Int32, count: Int, writable: Bool) -> UnsafeMutableRawPointer?
+    {
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        guard let mapping = mmap(nil, count, protection, MAP_SHARED, descriptor, 0),
+            mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
+        else { return nil }
+        return mapping
+    }
+
+    /// `munmap(2)`.
+    package static func unmap(_ mapping: UnsafeMutableRawPointer, count: Int) {
+        _ = munmap(mapping, count)
+    }
+}
+
+/// `stat(2)` itself: inside ``SystemCall`` the name is the wrapper's.
+private func statOfPath(_ path: String, _ info: inout FileStatus) -> Int32 { stat(path, &info) }
