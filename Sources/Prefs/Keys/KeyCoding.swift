@@ -80,16 +80,9 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
     ) -> KeyCoding where Value: Codable {
         KeyCoding(
             read: { stored in
-                if case .array(let items) = stored,
-                    let elements = try? items.map({ item -> Element in
-                        guard case .string(let text) = item, let element: Element = decodeLikeDefaults(text)
-                        else {
-                            throw ValueCodingError.typeMismatch(expected: "JSON text", found: item)
-                        }
-                        return element
-                    })
-                {
-                    return rebuild(elements)
+                if case .array(let items) = stored {
+                    let elements: [Element] = items.compactMap(elementLikeDefaults)
+                    if elements.count == items.count { return rebuild(elements) }
                 }
                 if case .string = stored, let value = stored.decodedFromJSONText(Value.self) { return value }
                 return try Value.deserialize(stored)
@@ -104,16 +97,9 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
     where Value == [String: Element] {
         KeyCoding(
             read: { stored in
-                if case .dictionary(let items) = stored,
-                    let values = try? items.mapValues({ item -> Element in
-                        guard case .string(let text) = item, let element: Element = decodeLikeDefaults(text)
-                        else {
-                            throw ValueCodingError.typeMismatch(expected: "JSON text", found: item)
-                        }
-                        return element
-                    })
-                {
-                    return values
+                if case .dictionary(let items) = stored {
+                    let values: [String: Element] = items.compactMapValues(elementLikeDefaults)
+                    if values.count == items.count { return values }
                 }
                 if case .string = stored, let value = stored.decodedFromJSONText(Value.self) { return value }
                 return try Value.deserialize(stored)
@@ -169,6 +155,13 @@ private func encodeLikeDefaults<Element: Encodable, Whole>(_ element: Element, t
     } catch {
         throw ValueCodingError.notRepresentable(type: "\(Whole.self)", reason: "as JSON: \(error)")
     }
+}
+
+/// One stored element of a per-element collection: a string of JSON text, decoded; `nil` for
+/// anything else.
+private func elementLikeDefaults<Element: Decodable>(_ item: PropertyListValue) -> Element? {
+    guard case .string(let text) = item else { return nil }
+    return decodeLikeDefaults(text)
 }
 
 /// One value from what ``encodeLikeDefaults(_:type:)`` writes (as Defaults reads it back).
