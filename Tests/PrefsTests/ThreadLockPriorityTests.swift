@@ -19,6 +19,15 @@
         /// The lock, handed to the test's threads (`@unchecked`: it is a lock).
         private struct SharedLock: @unchecked Sendable { let pointer: OpaquePointer }
 
+        /// What the threads saw.
+        private struct Outcome: Sendable {
+            var holderAcquired = false
+            var holderReleased = false
+            var waiterAcquired = false
+            var heldWhenWaiterAsked = false
+            var waitedNanoseconds: UInt64 = 0
+        }
+
         private static let canUseRealTimePriorities: Bool = {
             var parameters = sched_param(sched_priority: 1)
             let thread = pthread_self()
@@ -30,13 +39,13 @@
             return true
         }()
 
-        /// Runs the calling thread at real-time `priority`, then on processor 0 only (in that
+        /// Runs the calling thread at real-time `priority`, then on one processor only (in that
         /// order: a thread of ordinary priority moved onto a processor a real-time thread keeps
         /// busy would never run again to raise itself).
         private static func becomeRealTime(_ priority: Int32) {
             var parameters = sched_param(sched_priority: priority)
             pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-            _ = prefs_test_pin_thread(0)
+            _ = prefs_test_pin_thread_to_one_processor()
         }
 
         private static func threadCPUNanoseconds() -> UInt64 {
@@ -69,52 +78,73 @@
                 close(descriptor)
                 unlink(path)
             }
-            let holding = DispatchSemaphore(value: 0)
-            let middleRunning = DispatchSemaphore(value: 0)
-            let waited = DispatchSemaphore(value: 0)
-            let waitedNanoseconds = Locked<UInt64>(0)
+            let outcome = Locked(Outcome())
             let flock = Int32(PREFS_LOCK_KIND_FLOCK)
 
-            let holder = Thread {
-                Self.becomeRealTime(10)
-                guard
-                    prefs_lock_acquire(flock, nil, shared.pointer, descriptor, 10_000)
+            // The scene is set by a thread of its own at the highest priority of the four, on
+            // the same processor: it runs whenever it is ready, so each thread is started when
+            // the scene needs it even on a machine with one processor (where an ordinary thread
+            // would wait out the middle thread's spin and start the waiter too late to wait).
+            let finished = DispatchSemaphore(value: 0)
+            let director = Thread {
+                Self.becomeRealTime(40)
+                let holding = DispatchSemaphore(value: 0)
+                let middleRunning = DispatchSemaphore(value: 0)
+                let waited = DispatchSemaphore(value: 0)
+                let holder = Thread {
+                    Self.becomeRealTime(10)
+                    let acquired =
+                        prefs_lock_acquire(flock, nil, shared.pointer, descriptor, 10_000)
                         == Int32(PREFS_LOCK_ACQUIRED)
-                else {
+                    outcome.withLock { $0.holderAcquired = acquired }
                     holding.signal()
-                    return
-                }
-                holding.signal()
-                // 150 ms of its own processor time: time it is kept off the processor does not count.
-                let start = Self.threadCPUNanoseconds()
-                while Self.threadCPUNanoseconds() - start < 150_000_000 {}
-                prefs_lock_release(flock, nil, shared.pointer, descriptor)
-            }
-            holder.start()
-            holding.wait()
-
-            let middle = Thread {
-                Self.becomeRealTime(20)
-                middleRunning.signal()
-                Self.spin(wallNanoseconds: 1_500_000_000)
-            }
-            middle.start()
-            middleRunning.wait()
-
-            let waiter = Thread {
-                Self.becomeRealTime(30)
-                let start = DispatchTime.now().uptimeNanoseconds
-                if prefs_lock_acquire(flock, nil, shared.pointer, descriptor, 10_000)
-                    == Int32(PREFS_LOCK_ACQUIRED)
-                {
-                    waitedNanoseconds.withLock { $0 = DispatchTime.now().uptimeNanoseconds - start }
+                    guard acquired else { return }
+                    // 150 ms of its own processor time: time kept off the processor does not count.
+                    let start = Self.threadCPUNanoseconds()
+                    while Self.threadCPUNanoseconds() - start < 150_000_000 {}
+                    outcome.withLock { $0.holderReleased = true }
                     prefs_lock_release(flock, nil, shared.pointer, descriptor)
                 }
-                waited.signal()
+                holder.start()
+                holding.wait()
+
+                let middle = Thread {
+                    Self.becomeRealTime(20)
+                    middleRunning.signal()
+                    Self.spin(wallNanoseconds: 1_500_000_000)
+                }
+                middle.start()
+                middleRunning.wait()
+
+                let waiter = Thread {
+                    Self.becomeRealTime(30)
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    let heldWhenAsked = outcome.withLock { !$0.holderReleased }
+                    let acquired =
+                        prefs_lock_acquire(flock, nil, shared.pointer, descriptor, 10_000)
+                        == Int32(PREFS_LOCK_ACQUIRED)
+                    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+                    if acquired { prefs_lock_release(flock, nil, shared.pointer, descriptor) }
+                    outcome.withLock {
+                        $0.waiterAcquired = acquired
+                        $0.heldWhenWaiterAsked = heldWhenAsked
+                        $0.waitedNanoseconds = elapsed
+                    }
+                    waited.signal()
+                }
+                waiter.start()
+                waited.wait()
+                finished.signal()
             }
-            waiter.start()
-            waited.wait()
-            let milliseconds = waitedNanoseconds.withLock { $0 } / 1_000_000
+            director.start()
+            finished.wait()
+
+            let result = outcome.withLock { $0 }
+            #expect(result.holderAcquired, "the holder did not get the lock")
+            #expect(result.waiterAcquired, "the waiter did not get the lock within 10 s")
+            // Otherwise the scene did not happen, and the time below says nothing.
+            #expect(result.heldWhenWaiterAsked, "the holder had let go before the waiter asked")
+            let milliseconds = result.waitedNanoseconds / 1_000_000
             // About 150 ms with inheritance; at least the middle thread's 1.5 s without.
             #expect(milliseconds > 0 && milliseconds < 1_000, "the waiter waited \(milliseconds) ms")
         }

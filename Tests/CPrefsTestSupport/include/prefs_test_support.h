@@ -3,8 +3,9 @@
 
 /// What the tests need of the system that Swift cannot say (GNU-only calls behind macros).
 
-/// Linux: keeps the calling thread on processor `processor` only. Returns 0, or an errno value
-/// (ENOTSUP elsewhere).
-int prefs_test_pin_thread(int processor);
+/// Linux: keeps the calling thread on one processor only: the lowest-numbered one it may run on
+/// now (a container's processor set need not include processor 0). Returns that processor's
+/// number, or -1 with errno set (ENOTSUP elsewhere).
+int prefs_test_pin_thread_to_one_processor(void);
 
 #endif
