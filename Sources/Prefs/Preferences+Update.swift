@@ -90,9 +90,9 @@ extension Preferences {
     /// - Reading through another handle is fine, but it does not see `p`'s writes until the
     ///   update returns.
     /// - Nesting updates of two different stores works; when two threads nest them in opposite
-    ///   orders, the wait that would close the cycle throws at once (``TransactionDeadlockError``,
-    ///   or `SQLiteStoreError` of kind `.deadlock`). Another process's transaction is waited for
-    ///   at most the store's lock timeout (``TransactionTimeoutError``, or kind `.busy`).
+    ///   orders, the wait that would close the cycle throws at once (``StoreError`` of kind `.deadlock`).
+    ///   Another thread's or process's transaction is waited for at most the store's lock
+    ///   timeout (``StoreError`` of kind `.busy`).
     @discardableResult
     public func update<Result>(_ body: (inout Update) throws -> Result) throws -> Result {
         do {

@@ -31,27 +31,15 @@ public struct Preferences: Sendable {
     /// read slot's words (``sqliteValue(of:)``).
     @usableFromInline let sqliteStore: SQLiteStore?
 
-    /// Creates a handle on `store`.
+    /// Creates a handle on `store`, under an administrator's layer when `system` is given: its
+    /// locked values win over what is stored, and its defaults over the keys' own.
     ///
     /// ```swift
     /// let prefs = Preferences(store: MemoryStore())
-    /// ```
-    public init(store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError) {
-        self.store = store
-        self.diagnostics = diagnostics
-        system = nil
-        userDefaultsStore = store as? UserDefaultsStore
-        sqliteStore = store as? SQLiteStore
-    }
-
-    /// Creates a handle on `store` under an administrator's layer: its locked values win over
-    /// what is stored, and its defaults over the keys' own.
-    ///
-    /// ```swift
-    /// let prefs = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
+    /// let managed = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
     /// ```
     public init(
-        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError, system: SystemLayer?
+        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError, system: SystemLayer? = nil
     ) {
         self.store = store
         self.diagnostics = diagnostics

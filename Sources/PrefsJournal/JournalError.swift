@@ -1,7 +1,7 @@
 import Foundation
 
 /// A failure of the journal, named as the store's errors are (``Kind`` mirrors the kinds of
-/// `SQLiteStoreError`, which the store makes of it at its boundary), with the database it belongs
+/// `StoreError`, which the store makes of it at its boundary), with the database it belongs
 /// to and what happened.
 ///
 /// ```swift

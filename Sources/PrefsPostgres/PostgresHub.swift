@@ -284,7 +284,7 @@ import PrefsJournal
             state.connection = nil
             let now = ContinuousClock.now
             guard now >= state.nextAttempt else {
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: .connectionLost, store: store,
                     message: "the server is unreachable (\(state.lastFailure)); retrying with back-off")
             }
@@ -297,7 +297,7 @@ import PrefsJournal
                 state.lastFailure = failure.message
                 state.nextAttempt = now + state.backoff
                 state.backoff = min(state.backoff * 2, .seconds(2))
-                throw PostgresStoreError(kind: .connectionLost, store: store, message: failure.message)
+                throw StoreError(kind: .connectionLost, store: store, message: failure.message)
             }
         }
     }

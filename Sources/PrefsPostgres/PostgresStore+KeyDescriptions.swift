@@ -61,7 +61,7 @@
                     }
                 }
             } catch let failure as PostgresConnection.Failure {
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: failure.connectionLost ? .connectionLost : .server, store: description,
                     message: failure.message)
             }

@@ -26,7 +26,7 @@
     /// - **Writes** are committed before they return. `update` runs in one transaction that holds a
     ///   per-namespace advisory lock and reads from the database, so it is atomic across every
     ///   process and machine on the namespace.
-    /// - **A lost server.** Writes throw ``PostgresStoreError`` while the server is away (never
+    /// - **A lost server.** Writes throw ``StoreError`` while the server is away (never
     ///   silently dropped); the store reconnects by itself, with back-off. Reads keep serving the
     ///   last known values, and ``isStale`` says so. After a reconnection the store reads every row
     ///   written since the last one it saw, since `NOTIFY` does not replay what was missed.
@@ -70,14 +70,14 @@
             do {
                 secrets = try ConnectionSecrets(url)
             } catch let failure as PostgresConnection.Failure {
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: .connectionFailed, store: "PostgresStore", message: failure.message)
             }
             let description = "PostgresStore(\(secrets.safeDescription), namespace: \(namespace))"
             guard !namespace.isEmpty, !namespace.contains("\n"), !namespace.utf8.contains(0),
                 namespace.utf8.count <= Self.maximumNamespaceBytes
             else {
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: .invalidNamespace, store: description,
                     message:
                         "a namespace must be non-empty, at most \(Self.maximumNamespaceBytes) bytes of UTF-8 (this one has \(namespace.utf8.count)), without line breaks or NUL characters"
@@ -95,7 +95,7 @@
             } catch {
                 hub.release()
                 let message = (error as? PostgresConnection.Failure)?.message ?? "\(error)"
-                throw PostgresStoreError(kind: .connectionFailed, store: description, message: message)
+                throw StoreError(kind: .connectionFailed, store: description, message: message)
             }
         }
 
@@ -132,38 +132,32 @@
         /// A write to this store from inside `body` (other than through its transaction) stops the
         /// program with a message: it would wait for itself.
         public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-            do {
-                if writer.isHeldByCurrentThread || hub.writer.isHeldByCurrentThread {
-                    // Inside a transaction's body on this thread. On this very store, `withLock`
-                    // stops with a message (the transaction would wait for itself); on another
-                    // store of the server, the shared connection is taken until that body
-                    // returns, so this transaction runs on a connection of its own.
-                    return try writer.withLock(during: "a transaction") { _ in
-                        let connection: PostgresConnection
-                        do {
-                            connection = try PostgresConnection(url: hub.url, redact: hub.secrets.redact)
-                        } catch let failure as PostgresConnection.Failure {
-                            throw PostgresStoreError(
-                                kind: .connectionLost, store: description, message: failure.message)
-                        }
+            if writer.isHeldByCurrentThread || hub.writer.isHeldByCurrentThread {
+                // Inside a transaction's body on this thread. On this very store, `withLock`
+                // stops with a message (the transaction would wait for itself); on another
+                // store of the server, the shared connection is taken until that body
+                // returns, so this transaction runs on a connection of its own.
+                return try writer.withLock(during: "a transaction") { _ in
+                    let connection: PostgresConnection
+                    do {
+                        connection = try PostgresConnection(url: hub.url, redact: hub.secrets.redact)
+                    } catch let failure as PostgresConnection.Failure {
+                        throw StoreError(
+                            kind: .connectionLost, store: description, message: failure.message)
+                    }
+                    return try run(body, on: connection)
+                }
+            }
+            return try hub.writer.withLock(during: "a transaction on \(description)") { state in
+                try writer.withLock(during: "a transaction") { _ in
+                    let connection = try hub.connectedWriter(&state, store: description)
+                    do {
                         return try run(body, on: connection)
+                    } catch let error as StoreError where error.kind == .connectionLost {
+                        state.connection = nil
+                        throw error
                     }
                 }
-                return try hub.writer.withLock(during: "a transaction on \(description)") { state in
-                    try writer.withLock(during: "a transaction") { _ in
-                        let connection = try hub.connectedWriter(&state, store: description)
-                        do {
-                            return try run(body, on: connection)
-                        } catch let error as PostgresStoreError where error.kind == .connectionLost {
-                            state.connection = nil
-                            throw error
-                        }
-                    }
-                }
-            } catch let timeout as TransactionTimeoutError {
-                throw PostgresStoreError(kind: .server, store: description, message: timeout.description)
-            } catch let deadlock as TransactionDeadlockError {
-                throw PostgresStoreError(kind: .server, store: description, message: deadlock.description)
             }
         }
 
@@ -183,7 +177,7 @@
                 return try write(on: connection, body)
             } catch let failure as PostgresConnection.Failure {
                 _ = try? connection.run("ROLLBACK")
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: failure.tooLarge ? .tooLarge : failure.connectionLost ? .connectionLost : .server,
                     store: description, message: failure.message)
             } catch {
@@ -248,7 +242,7 @@
 
         private func validate(_ key: StoreKey) throws {
             guard !key.name.utf8.contains(0), key.name.utf8.count <= Self.maximumKeyBytes else {
-                throw PostgresStoreError(
+                throw StoreError(
                     kind: .invalidKey, store: description,
                     message:
                         "the key \(String(reflecting: String(key.name.prefix(40)))) cannot be stored: a key is at most \(Self.maximumKeyBytes) bytes of UTF-8 (this one has \(key.name.utf8.count)), without NUL characters"
@@ -274,7 +268,7 @@
                     row.first.flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
                 }
             } catch let failure as PostgresConnection.Failure {
-                throw PostgresStoreError(kind: .connectionFailed, store: store, message: failure.message)
+                throw StoreError(kind: .connectionFailed, store: store, message: failure.message)
             }
         }
     }

@@ -18,7 +18,7 @@ import Prefs
         static func run<Result>(_ body: () throws -> Result) throws -> Result {
             do {
                 return try body()
-            } catch let error as PostgresStoreError {
+            } catch let error as StoreError {
                 throw CLIError.store("\(error)")
             }
         }

@@ -34,7 +34,7 @@
                 try PostgresStore(url: url, namespace: "ns")
             } throws: { error in
                 let text = "\(error)"
-                return (error as? PostgresStoreError)?.kind == .connectionFailed && !text.contains("Zq7")
+                return (error as? StoreError)?.kind == .connectionFailed && !text.contains("Zq7")
             }
             #expect {
                 try PostgresStore.namespaces(url: url)
@@ -51,7 +51,7 @@
                 try PostgresStore(
                     url: "postgresql:///postgres?host=/nonexistent-socket-folder", namespace: namespace)
             } throws: { error in
-                (error as? PostgresStoreError)?.kind == .invalidNamespace && "\(error)".contains("1000 bytes")
+                (error as? StoreError)?.kind == .invalidNamespace && "\(error)".contains("1000 bytes")
             }
         }
     }
@@ -79,7 +79,7 @@
                 #expect {
                     try store.setValue(.integer(1), forKey: key)
                 } throws: { error in
-                    (error as? PostgresStoreError)?.kind == .invalidKey
+                    (error as? StoreError)?.kind == .invalidKey
                 }
             }
             let longest = String(repeating: "k", count: PostgresStore.maximumKeyBytes)

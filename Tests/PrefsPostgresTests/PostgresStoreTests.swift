@@ -130,7 +130,7 @@
             try server.stop()
             #expect(await eventually { observer.isStale }, "the store says its values may be stale")
             let beforeRestart = acknowledgedIndexes().count
-            #expect(throws: PostgresStoreError.self) {
+            #expect(throws: StoreError.self) {
                 try observer.setValue(.bool(true), forKey: "while-down")
             }
             try server.start()
@@ -158,7 +158,7 @@
                 try PostgresStore(url: server.url(password: wrong), namespace: "ns")
             } throws: { error in
                 let text = "\(error)"
-                return (error as? PostgresStoreError)?.kind == .connectionFailed
+                return (error as? StoreError)?.kind == .connectionFailed
                     && text.contains("password authentication failed") && !text.contains(wrong)
                     && !text.contains(PostgresServer.password)
             }
@@ -174,7 +174,7 @@
                 try PostgresStore(url: url, namespace: "ns")
             } throws: { error in
                 let text = "\(error)"
-                return (error as? PostgresStoreError)?.kind == .connectionFailed
+                return (error as? StoreError)?.kind == .connectionFailed
                     && text.contains("nonexistent-socket-folder")
                     && !text.contains("Top-Secret-1")
             }
@@ -188,7 +188,7 @@
             try store.setValue(.string("safe"), forKey: "k")
             #expect(
                 try PostgresStore(url: server.url, namespace: hostile).value(forKey: "k") == .string("safe"))
-            #expect(throws: PostgresStoreError.self) {
+            #expect(throws: StoreError.self) {
                 try PostgresStore(url: server.url, namespace: "two\nlines")
             }
         }

@@ -12,12 +12,12 @@ import Testing
         PreferenceError(key: "volume", store: "MemoryStore", reason: .store(POSIXError(.ENOSPC))),
         ValueCodingError.typeMismatch(expected: "Int", found: .string("x")),
         MigrationError.stepsOutOfOrder(version: 1, after: 2),
-        TransactionTimeoutError(store: "MemoryStore", waited: .seconds(10)),
+        StoreError(kind: .busy, store: "MemoryStore", message: "held for more than 10 seconds"),
         StoredEncodingError(reason: "unknown tag 255"),
-        SQLiteStoreError(path: "/tmp/x.sqlite", kind: .notADatabase, message: "file is not a database"),
-        UserDefaultsStoreError(kind: .suiteRefused, suite: "NSGlobalDomain"),
-        UserDefaultsStoreError(kind: .keyConflict, suite: "app", keys: ["e\u{301}", "\u{E9}"]),
-        UserDefaultsStoreError(kind: .writeFailed, suite: "app", keys: ["a"]),
+        StoreError(path: "/tmp/x.sqlite", kind: .notADatabase, detail: "file is not a database"),
+        StoreError.userDefaults(.suiteRefused, suite: "NSGlobalDomain"),
+        StoreError.userDefaults(.keyConflict, suite: "app", keys: ["e\u{301}", "\u{E9}"]),
+        StoreError.userDefaults(.writeFailed, suite: "app", keys: ["a"]),
     ]
 
     @Test(arguments: 0..<errors.count)
@@ -30,35 +30,37 @@ import Testing
     /// Issue 28, item 5: an error kind is an open set of names, so a kind a later release adds
     /// breaks no `switch`, and an error of a kind this release does not know still says which.
     @Test func aKindThisReleaseDoesNotKnowIsNamedInTheMessage() {
-        let later = SQLiteStoreError(
-            path: "/tmp/p.sqlite", kind: .init(rawValue: "quotaExceeded"), message: "m")
+        let later = StoreError(
+            path: "/tmp/p.sqlite", kind: .init(rawValue: "quotaExceeded"), detail: "m")
         #expect(later.description == "/tmp/p.sqlite: quotaExceeded (m)")
         #expect(later.kind != .other && later.kind.rawValue == "quotaExceeded")
-        let defaults = UserDefaultsStoreError(
-            kind: .init(rawValue: "sandboxDenied"), suite: "app", keys: ["k"])
+        let defaults = StoreError.userDefaults(
+            .init(rawValue: "sandboxDenied"), suite: "app", keys: ["k"])
         #expect(defaults.description.contains("sandboxDenied") && defaults.description.contains("k"))
-        #expect(SQLiteStoreError.Kind(rawValue: "busy") == .busy)
-        #expect(UserDefaultsStoreError.Kind(rawValue: "keyConflict") == .keyConflict)
+        #expect(StoreError.Kind(rawValue: "busy") == .busy)
+        #expect(StoreError.Kind(rawValue: "keyConflict") == .keyConflict)
+        let own = StoreError(kind: .init(rawValue: "quotaExceeded"), store: "RemoteStore", message: "m")
+        #expect(own.description == "RemoteStore: m")
     }
 
     /// Every failure of the engine (the `PrefsJournal` module) becomes a store error of a kind this
     /// release names and describes, with its path and message.
     @Test(arguments: JournalError.Kind.allCases)
     func everyJournalFailureBecomesAKnownStoreError(kind: JournalError.Kind) {
-        let error = SQLiteStoreError(JournalError(kind, path: "/p", "m"))
-        #expect(error.kind.problem != error.kind.rawValue, "\(kind) is not a kind SQLiteStoreError describes")
-        #expect(error.path == "/p" && error.message == "m")
+        let error = StoreError(JournalError(kind, path: "/p", "m"))
+        #expect(error.kind.problem != error.kind.rawValue, "\(kind) is not a kind StoreError describes")
+        #expect(error.store == "/p" && error.message == "\(error.kind.problem) (m)")
     }
 
     /// Every kind this release names has words of its own in the description.
     @Test(arguments: [
-        SQLiteStoreError.Kind.notADatabase, .corrupt, .cannotOpen, .newerSchema, .readOnly, .diskFull, .busy,
+        StoreError.Kind.notADatabase, .corrupt, .cannotOpen, .newerSchema, .readOnly, .diskFull, .busy,
         .foreignDatabase, .tooLarge, .replaced, .deadlock, .protectedDataUnavailable, .expired, .closed,
         .other,
     ])
-    func everyKnownKindIsDescribedInWords(kind: SQLiteStoreError.Kind) {
+    func everyKnownKindIsDescribedInWords(kind: StoreError.Kind) {
         #expect(kind.problem != kind.rawValue)
         #expect(
-            SQLiteStoreError(path: "/p", kind: kind, message: "m").description == "/p: \(kind.problem) (m)")
+            StoreError(path: "/p", kind: kind, detail: "m").description == "/p: \(kind.problem) (m)")
     }
 }

@@ -36,7 +36,7 @@
                         store.value(forKey: "k\($0)") != .integer(Int64($0))
                     }
                     if !missing.isEmpty { problems.append("\(what): opened without k\(missing)") }
-                } catch let error as SQLiteStoreError {
+                } catch let error as StoreError {
                     // Refused, saying why: the journal must still be there, untouched but for the flip.
                     if !FileManager.default.fileExists(atPath: copy + "-prefs") {
                         problems.append("\(what): refused (\(error.kind)) and the journal is gone")

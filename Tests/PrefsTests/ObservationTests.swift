@@ -88,10 +88,10 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let some = Locked<[Set<String>]>([])
         let all = Locked<[Set<String>]>([])
-        let someObservation = prefs.observe(.volume, .theme) { change in
+        let someObservation = prefs.observeChanges(to: .volume, .theme) { change in
             some.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
-        let allObservation = prefs.observeAll { change in
+        let allObservation = prefs.observeChanges { change in
             all.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
         prefs[.volume] = 1
@@ -110,7 +110,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     func anUpdateIsSeenOnceAfterItIsApplied(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeAll { change in
+        let observation = prefs.observeChanges { change in
             // The whole update is visible by the time an observer hears of it.
             #expect(prefs[.launchCount] == 3 && prefs[.username] == "u")
             seen.withLock { $0.append(change) }
@@ -134,7 +134,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let prefs = IssueRecorder().preferences(store.makeStore())
         prefs[.launchCount] = 5
         let seen = Locked(0)
-        let observation = prefs.observeAll { _ in seen.withLock { $0 += 1 } }
+        let observation = prefs.observeChanges { _ in seen.withLock { $0 += 1 } }
         #expect(throws: Abort.self) {
             try prefs.update { p in
                 p[.launchCount] = 99
@@ -192,7 +192,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let plain = try #require(UserDefaults(suiteName: suite))
         let prefs = IssueRecorder().preferences(UserDefaultsStore(plain, domainName: suite))
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeAll { change in seen.withLock { $0.append(change) } }
+        let observation = prefs.observeChanges { change in seen.withLock { $0.append(change) } }
 
         prefs[.volume] = 0.2  // through Prefs: seen once, not again as a raw write
         plain.set("raw", forKey: "username")

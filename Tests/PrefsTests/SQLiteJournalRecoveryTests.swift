@@ -167,7 +167,7 @@
             #expect(ContinuousClock.now - started < .seconds(2), "opening waited for the stopped holder")
             // The first write waits for the holder like any write (here: the busy timeout).
             let writer = try SQLiteStore(path: path, options: .init(busyTimeout: .milliseconds(300)))
-            #expect(throws: SQLiteStoreError.self) { try writer.setValue(.integer(2), forKey: "held") }
+            #expect(throws: StoreError.self) { try writer.setValue(.integer(2), forKey: "held") }
         }
 
         /// A read never spins without end: with the generation left odd (a holder stopped while
@@ -227,7 +227,7 @@
             #expect {
                 try store.setValue(.integer(99), forKey: "after")
             } throws: { error in
-                (error as? SQLiteStoreError)?.kind == .corrupt
+                (error as? StoreError)?.kind == .corrupt
             }
             #expect(store.value(forKey: "k19") == .integer(19))
             let reopened = try SQLiteStore(path: path)
@@ -268,7 +268,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                let error = error as? SQLiteStoreError
+                let error = error as? StoreError
                 return error?.kind == .cannotOpen
                     && error?.message.contains("a journal must be a regular file") == true
             }
@@ -285,7 +285,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                (error as? SQLiteStoreError)?.message.contains("symbolic link") == true
+                (error as? StoreError)?.message.contains("symbolic link") == true
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == content)
         }
@@ -299,7 +299,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                (error as? SQLiteStoreError)?.message.contains("symbolic link") == true
+                (error as? StoreError)?.message.contains("symbolic link") == true
             }
         }
 

@@ -261,7 +261,7 @@
             #expect {
                 try SQLiteStore(path: path)
             } throws: { error in
-                guard let error = error as? SQLiteStoreError else { return false }
+                guard let error = error as? StoreError else { return false }
                 return error.kind == .newerSchema && error.message.contains("journal format 99")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == journal)

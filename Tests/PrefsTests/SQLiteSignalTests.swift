@@ -57,7 +57,7 @@ import Testing
         #expect {
             try SQLiteStore(path: path)
         } throws: { error in
-            guard let error = error as? SQLiteStoreError else { return false }
+            guard let error = error as? StoreError else { return false }
             return error.kind == .foreignDatabase && error.message.contains("-prefs")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-prefs")) == foreign)

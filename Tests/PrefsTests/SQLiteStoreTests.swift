@@ -177,8 +177,8 @@ func integrityCheck(_ path: String) throws -> String {
         #expect {
             try SQLiteStore(path: path)
         } throws: { error in
-            guard let error = error as? SQLiteStoreError else { return false }
-            return error.kind == .notADatabase && error.path == path && error.description.contains(path)
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .notADatabase && error.store == path && error.description.contains(path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage, "the file is left untouched")
     }
@@ -202,7 +202,7 @@ func integrityCheck(_ path: String) throws -> String {
         #expect {
             try SQLiteStore(path: path)
         } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .corrupt
+            (error as? StoreError)?.kind == .corrupt
         }
     }
 
@@ -235,7 +235,7 @@ func integrityCheck(_ path: String) throws -> String {
         _ = try SQLiteStore(path: newer)
         try SQLiteConnection(path: newer).execute("PRAGMA user_version = 99")
         #expect { try SQLiteStore(path: newer) } throws: { error in
-            guard let error = error as? SQLiteStoreError else { return false }
+            guard let error = error as? StoreError else { return false }
             return error.kind == .newerSchema && error.message.contains("schema version 99")
         }
 
@@ -243,7 +243,7 @@ func integrityCheck(_ path: String) throws -> String {
         try SQLiteConnection(path: foreign).execute("CREATE TABLE invoices(id INTEGER)")
         #expect { try SQLiteStore(path: foreign, options: .init(recreateOnCorruption: true)) } throws: {
             error in
-            (error as? SQLiteStoreError)?.description.contains("another program") == true
+            (error as? StoreError)?.description.contains("another program") == true
         }
         #expect(FileManager.default.fileExists(atPath: foreign), "another program's file is never moved")
     }
@@ -273,7 +273,7 @@ func integrityCheck(_ path: String) throws -> String {
             #expect {
                 try store.setValue(.string("lost"), forKey: "name")
             } throws: { error in
-                guard let error = error as? SQLiteStoreError else { return false }
+                guard let error = error as? StoreError else { return false }
                 return error.kind == .readOnly || error.kind == .cannotOpen
             }
             #expect(store.value(forKey: "name") == .string("kept"))
@@ -330,7 +330,7 @@ func integrityCheck(_ path: String) throws -> String {
                     break
                 }
             }
-            let error = try #require(failure as? SQLiteStoreError, "a full disk must throw")
+            let error = try #require(failure as? StoreError, "a full disk must throw")
             #expect(error.kind == .diskFull, "\(error)")
             #expect(store.value(forKey: "name") == .string("kept"))
             // Room for the checking connection's own `-shm` (the store holds no connection open
@@ -349,7 +349,7 @@ func integrityCheck(_ path: String) throws -> String {
             let folder = try ReadOnlyFolder(sizeLimit: "512k")
             defer { folder.remove() }
             let path = folder.url.appendingPathComponent("prefs.sqlite").path
-            var kinds: [SQLiteStoreError.Kind] = []
+            var kinds: [StoreError.Kind] = []
             do {
                 let store = try SQLiteStore(path: path)
                 try store.setValue(.string("kept"), forKey: "name")
@@ -371,7 +371,7 @@ func integrityCheck(_ path: String) throws -> String {
                     { try store.flush() },
                 ]
                 for attempt in attempts {
-                    do { try attempt() } catch let error as SQLiteStoreError { kinds.append(error.kind) }
+                    do { try attempt() } catch let error as StoreError { kinds.append(error.kind) }
                 }
                 #expect(store.value(forKey: "name") == .string("kept"))
             }

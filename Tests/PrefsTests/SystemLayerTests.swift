@@ -154,7 +154,7 @@ import Testing
     @Test func severalKeysUntyped() async throws {
         let setup = try Setup()
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observe(Self.volume, Self.theme) { (change: StoreChange) in
+        let observation = setup.prefs.observeChanges(to: Self.volume, Self.theme) { (change: StoreChange) in
             seen.withLock { $0.append(change) }
         }
         try setup.replace()
@@ -176,7 +176,7 @@ import Testing
     @Test func allKeys() async throws {
         let setup = try Setup()
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observeAll { change in seen.withLock { $0.append(change) } }
+        let observation = setup.prefs.observeChanges { change in seen.withLock { $0.append(change) } }
         try setup.replace()
         #expect(await eventually { seen.withLock { $0 } == [Self.expected] }, "\(seen.withLock { $0 })")
         observation.cancel()
@@ -201,7 +201,7 @@ import Testing
         let setup = try Setup()
         setup.prefs[Self.volume] = 0.9
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observe(Self.volume, Self.theme) { (change: StoreChange) in
+        let observation = setup.prefs.observeChanges(to: Self.volume, Self.theme) { (change: StoreChange) in
             seen.withLock { $0.append(change) }
         }
         try setup.replace()

@@ -120,7 +120,7 @@ extension Preferences {
     }
 
     /// The keys' current values together, then again each time any of them changes, until the
-    /// consuming task is cancelled (for two, three or four keys).
+    /// consuming task is cancelled (two keys or more).
     ///
     /// ```swift
     /// for await (volume, muted) in prefs.changes(of: .volume, .muted) {
@@ -130,70 +130,32 @@ extension Preferences {
     ///
     /// A write of several of the keys (an `update`) arrives once, with all its values. A consumer
     /// that falls behind gets the newest values.
-    public func changes<A, B>(of a: Key<A>, _ b: Key<B>) -> AsyncStream<(A, B)> {
-        valueStream(of: [a, b]) { (self[a], self[b]) }
-    }
-
-    /// The three keys' values together, now and after each change of any (see
-    /// ``changes(of:_:)``).
-    ///
-    /// ```swift
-    /// for await (width, height, scale) in prefs.changes(of: .width, .height, .scale) { … }
-    /// ```
-    public func changes<A, B, C>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>) -> AsyncStream<(A, B, C)> {
-        valueStream(of: [a, b, c]) { (self[a], self[b], self[c]) }
-    }
-
-    /// The four keys' values together, now and after each change of any (see
-    /// ``changes(of:_:)``).
-    ///
-    /// ```swift
-    /// for await (r, g, b, a) in prefs.changes(of: .red, .green, .blue, .alpha) { … }
-    /// ```
-    public func changes<A, B, C, D>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>)
-        -> AsyncStream<(A, B, C, D)>
+    @_disfavoredOverload  // One key: the overload above, whose stream is of values, not 1-tuples.
+    public func changes<A, each Other>(of a: Key<A>, _ other: repeat Key<each Other>)
+        -> AsyncStream<(A, repeat each Other)>
     {
-        valueStream(of: [a, b, c, d]) { (self[a], self[b], self[c], self[d]) }
+        var keys: [Keys] = [a]
+        for key in repeat each other { keys.append(key) }
+        return valueStream(of: keys) { (self[a], repeat self.value(of: each other)) }
     }
 
     /// Calls `handler` with the keys' typed values each time any of them changes (once for a
-    /// write of several), until the returned observation is cancelled or released (for two,
-    /// three or four keys).
+    /// write of several), until the returned observation is cancelled or released (two keys or
+    /// more).
     ///
     /// ```swift
     /// let observation = prefs.observe(.volume, .muted, options: .initial) { volume, muted in
     ///     player.volume = muted ? 0 : volume
     /// }
     /// ```
-    public func observe<A, B>(
-        _ a: Key<A>, _ b: Key<B>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B) -> Void
+    @_disfavoredOverload  // One key: the overload that hands over old and new values.
+    public func observe<A, each Other>(
+        _ a: Key<A>, _ other: repeat Key<each Other>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, repeat each Other) -> Void
     ) -> StoreObservation {
-        observeValues(of: [a, b], options: options) { handler(self[a], self[b]) }
-    }
-
-    /// The same for three keys.
-    ///
-    /// ```swift
-    /// prefs.observe(.width, .height, .scale) { width, height, scale in … }
-    /// ```
-    public func observe<A, B, C>(
-        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B, C) -> Void
-    ) -> StoreObservation {
-        observeValues(of: [a, b, c], options: options) { handler(self[a], self[b], self[c]) }
-    }
-
-    /// The same for four keys.
-    ///
-    /// ```swift
-    /// prefs.observe(.red, .green, .blue, .alpha) { r, g, b, a in … }
-    /// ```
-    public func observe<A, B, C, D>(
-        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B, C, D) -> Void
-    ) -> StoreObservation {
-        observeValues(of: [a, b, c, d], options: options) { handler(self[a], self[b], self[c], self[d]) }
+        var keys: [Keys] = [a]
+        for key in repeat each other { keys.append(key) }
+        return observeValues(of: keys, options: options) { handler(self[a], repeat self.value(of: each other)) }
     }
 
     /// Whether the key's value is its default (nothing is stored, or what is stored equals it).
@@ -205,15 +167,20 @@ extension Preferences {
         self[key] == key.defaultValue
     }
 
-    /// Calls `handler` with every change that touches at least one of `keys`, narrowed to those
-    /// keys, until the returned observation is cancelled or released.
+    /// Calls `handler` with every change applied to the store — or, given keys, every change
+    /// that touches one of them, narrowed to those keys — as stored values, until the returned
+    /// observation is cancelled or released.
     ///
     /// ```swift
-    /// let observation = prefs.observe(.volume, .theme) { change in print(change.values.keys) }
+    /// let everything = prefs.observeChanges { change in print(change.values) }
+    /// let some = prefs.observeChanges(to: .volume, .theme) { change in print(change.values.keys) }
     /// ```
-    public func observe(_ keys: Keys..., handler: @escaping @Sendable (StoreChange) -> Void)
+    ///
+    /// For typed values, use ``observe(_:options:handler:)``.
+    public func observeChanges(to keys: Keys..., handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
+        guard !keys.isEmpty else { return observeStoreAndLayer(keys: nil, inEffect: true, handler) }
         let names = Set(keys.map { StoreKey($0.name) })
         return observeStoreAndLayer(keys: keys.map(\.name), inEffect: true) { change in
             let relevant = change.values.filter { names.contains($0.key) }
@@ -221,19 +188,9 @@ extension Preferences {
         }
     }
 
-    /// Calls `handler` with every change applied to the store, until the returned observation is
-    /// cancelled or released.
-    ///
-    /// ```swift
-    /// let observation = prefs.observeAll { change in print(change.values) }
-    /// ```
-    public func observeAll(handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        observeStoreAndLayer(keys: nil, inEffect: true, handler)
-    }
-
     /// Calls `handler` with each change of `keys` (every key: `nil`) in the store, and with each
     /// change of the administrator's layer when there is one (its file replaced): what `@Pref`,
-    /// groups, `observe(_:handler:)` and `observeAll` see.
+    /// groups and `observeChanges(to:handler:)` see.
     ///
     /// With `inEffect`, a change of the layer is given as the values now in effect (locked, else
     /// stored, else the layer's default; `.removed` when none): a key whose stored value hides
@@ -260,6 +217,10 @@ extension Preferences {
             layerObservation.cancel()
         })
     }
+
+    /// The key's value, as the subscript reads it (a pack expansion of a subscript inside a
+    /// closure crashes Swift 6.3's compiler; of a method, it does not).
+    private func value<Value>(of key: Key<Value>) -> Value { self[key] }
 
     /// Delivers the key's current value, then its value after each change, in order.
     private func observeValues<Value>(

@@ -31,7 +31,7 @@ public struct StoreChange: Sendable, Equatable {
     /// ```swift
     /// StoreChange(values: ["a": .set(.integer(1))]).merged(with: StoreChange(values: ["a": .removed]))
     /// ```
-    public func merged(with later: StoreChange) -> StoreChange {
+    package func merged(with later: StoreChange) -> StoreChange {
         StoreChange(values: values.merging(later.values) { _, newer in newer })
     }
 }
@@ -73,7 +73,7 @@ public final class StoreObservers: Sendable {
     /// ```swift
     /// observers.count  // 0
     /// ```
-    public var count: Int {
+    package var count: Int {
         Int(handlerCount.load())
     }
 
@@ -120,7 +120,7 @@ public final class StoreObservers: Sendable {
     /// ```swift
     /// observers.waitForDelivery()
     /// ```
-    public func waitForDelivery() {
+    package func waitForDelivery() {
         delivery.sync {}
     }
 }

@@ -16,8 +16,8 @@ public final class MemoryStore: PreferenceStore {
 
     /// Creates a store holding `initialValues`.
     ///
-    /// `lockTimeout` bounds how long a write waits for another thread's transaction (see
-    /// ``TransactionTimeoutError``).
+    /// `lockTimeout` bounds how long a write waits for another thread's transaction (a ``StoreError`` of kind
+    /// `.busy` when it runs out).
     ///
     /// ```swift
     /// let store = MemoryStore(["volume": .double(0.5)])

@@ -43,7 +43,7 @@ public final class SystemLayer: Sendable {
 
     /// How often an observed layer looks at its file for a replacement (a configuration tool
     /// writes a new file and renames it over the old one).
-    public static let pollInterval: Duration = .seconds(1)
+    package static let pollInterval: Duration = .seconds(1)
 
     private enum Source: @unchecked Sendable {
         // `@unchecked`: Apple documents `UserDefaults` as thread-safe.
@@ -134,10 +134,10 @@ public final class SystemLayer: Sendable {
     }
 
     /// Every locked key and its value (for a file; managed preferences cannot be listed).
-    public var lockedValues: [StoreKey: PropertyListValue] { state.withLock { $0.locked } }
+    package var lockedValues: [StoreKey: PropertyListValue] { state.withLock { $0.locked } }
 
     /// Every system default.
-    public var defaultValues: [StoreKey: PropertyListValue] { state.withLock { $0.defaults } }
+    package var defaultValues: [StoreKey: PropertyListValue] { state.withLock { $0.defaults } }
 
     /// Calls `handler` with the layer's changed values (each key's new locked value, else its new
     /// system default, `.removed` when neither remains) after the file changes, until the
@@ -147,7 +147,7 @@ public final class SystemLayer: Sendable {
     /// let layer = SystemLayer(domain: "com.example.app")
     /// let observation = layer.observe { change in print(change.values.keys) }
     /// ```
-    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+    package func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
         let observation = observers.add(handler)
         guard case .file(let path?) = source else { return observation }
         poll.withLock { timer in
@@ -192,7 +192,7 @@ public final class SystemLayer: Sendable {
     /// let changed = layer.reload()
     /// ```
     @discardableResult
-    public func reload() -> Set<StoreKey> {
+    package func reload() -> Set<StoreKey> {
         guard case .file(let path?) = source else { return [] }
         let stamp = FileStamp(path: path)
         return state.withLock { contents in

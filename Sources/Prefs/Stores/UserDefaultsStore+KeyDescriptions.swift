@@ -19,7 +19,7 @@ extension UserDefaultsStore {
     /// only when one changed.
     public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
         guard let domain = descriptionsDomain, let companion = UserDefaults(suiteName: domain) else {
-            throw UserDefaultsStoreError(kind: .suiteRefused, suite: descriptionsDomain)
+            throw StoreError.userDefaults(.suiteRefused, suite: descriptionsDomain)
         }
         var kept = companion.persistentDomain(forName: domain) ?? [:]
         let current = kept.compactMapValues(PropertyListValue.init(foundationObject:))
@@ -29,7 +29,7 @@ extension UserDefaultsStore {
         companion.setPersistentDomain(kept, forName: domain)
         #if !canImport(Darwin)
             guard companion.synchronize() else {
-                throw UserDefaultsStoreError(kind: .writeFailed, suite: domain, keys: changed.keys.sorted())
+                throw StoreError.userDefaults(.writeFailed, suite: domain, keys: changed.keys.sorted())
             }
         #endif
     }

@@ -19,8 +19,8 @@ import PrefsJournal
 /// **Keys.** Foundation's Swift interface merges keys that are canonically equivalent (`"é"` as
 /// U+00E9 and as `e` + U+0301), on every platform. This store keeps keys exact by refusing
 /// instead: writing a key equivalent to, but spelled differently from, a stored key throws
-/// ``UserDefaultsStoreError`` (`.keyConflict`), and reading a key with no exact match finds
-/// nothing. Every failure of this store is a ``UserDefaultsStoreError``; through
+/// ``StoreError`` (`.keyConflict`), and reading a key with no exact match finds
+/// nothing. Every failure of this store is a ``StoreError``; through
 /// ``Preferences`` it arrives wrapped in a ``PreferenceError`` naming the key.
 public final class UserDefaultsStore: PreferenceStore {
     /// The `UserDefaults` this store reads and writes.
@@ -53,7 +53,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
     ///
-    /// Throws ``UserDefaultsStoreError`` (`.suiteRefused`) when Foundation cannot open the suite
+    /// Throws ``StoreError`` (`.suiteRefused`) when Foundation cannot open the suite
     /// (Apple platforms refuse the app's own bundle identifier and `NSGlobalDomain` as suite
     /// names): use ``standard`` for the app's own domain.
     ///
@@ -63,7 +63,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public convenience init(suiteName: String) throws {
         guard suiteName != Bundle.main.bundleIdentifier, let defaults = UserDefaults(suiteName: suiteName)
         else {
-            throw UserDefaultsStoreError(kind: .suiteRefused, suite: suiteName)
+            throw StoreError.userDefaults(.suiteRefused, suite: suiteName)
         }
         self.init(defaults, domainName: suiteName)
     }
@@ -156,8 +156,7 @@ public final class UserDefaultsStore: PreferenceStore {
     private func checkSpelling(of keys: some Sequence<StoreKey>) throws {
         for key in keys where Self.mayHaveAnotherSpelling(key.name) {
             if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
-                throw UserDefaultsStoreError(
-                    kind: .keyConflict, suite: domainName, keys: [key.name, stored])
+                throw StoreError.userDefaults(.keyConflict, suite: domainName, keys: [key.name, stored])
             }
         }
     }
@@ -377,8 +376,8 @@ public final class UserDefaultsStore: PreferenceStore {
                 write(previous)
                 recordAsKnown(
                     previous.map { ($0.0, $0.1.flatMap(PropertyListValue.init(foundationObject:))) })
-                throw UserDefaultsStoreError(
-                    kind: .writeFailed, suite: domainName, keys: writes.map(\.key).sorted().map(\.name))
+                throw StoreError.userDefaults(
+                    .writeFailed, suite: domainName, keys: writes.map(\.key).sorted().map(\.name))
             }
         #endif
         return writes

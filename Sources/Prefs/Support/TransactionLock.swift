@@ -42,8 +42,8 @@ package final class TransactionLock<State>: @unchecked Sendable {
     /// Runs `body` holding the lock.
     ///
     /// Stops the program when this thread already holds it (`operation`, such as "a write", is
-    /// named in the message), and throws ``TransactionTimeoutError`` when another thread holds it
-    /// longer than the timeout.
+    /// named in the message), and throws ``StoreError`` (`.busy`) when another thread holds it
+    /// longer than the timeout, and (`.deadlock`) when waiting would close a cycle.
     package func withLock<Result>(during operation: String, _ body: (inout State) throws -> Result) throws
         -> Result
     {
@@ -58,8 +58,17 @@ package final class TransactionLock<State>: @unchecked Sendable {
         }
         switch ownership.acquire(timeout: timeout) {
         case .acquired: break
-        case .timedOut: throw TransactionTimeoutError(store: store, waited: timeout)
-        case .deadlock: throw TransactionDeadlockError(store: store)
+        case .timedOut:
+            throw StoreError(
+                kind: .busy, store: store,
+                message: "another thread's transaction held the store for more than \(timeout) "
+                    + "(transactions nested on two stores in opposite orders wait for each other)")
+        case .deadlock:
+            throw StoreError(
+                kind: .deadlock, store: store,
+                message: "waiting for it would never end: its transaction waits, directly or through "
+                    + "others, for a store this thread's transaction holds (transactions nested on stores "
+                    + "in opposite orders)")
         }
         defer { ownership.release() }
         return try body(&state.pointee)
@@ -149,54 +158,4 @@ private func currentThreadID() -> UInt {
     #else
         UInt(pthread_self())
     #endif
-}
-
-/// Two threads of this process nest transactions on two stores in opposite orders
-/// (`a.update { b.update … }` while `b.update { a.update … }`): the wait that would close the
-/// cycle fails at once with this error, instead of both threads waiting out their timeouts.
-///
-/// ```swift
-/// do { try prefs.update { p in p[.launchCount] += 1 } } catch let error as TransactionDeadlockError {
-///     print(error)
-/// }
-/// ```
-public struct TransactionDeadlockError: Error, CustomStringConvertible, LocalizedError {
-    /// The store whose lock this thread would have waited for.
-    public let store: String
-
-    /// One line naming the store and the cause.
-    public var description: String {
-        "\(store): waiting for it would never end: its transaction waits, directly or through "
-            + "others, for a store this thread's transaction holds (transactions nested on stores in opposite orders)"
-    }
-
-    /// The same explanation, for `localizedDescription`.
-    public var errorDescription: String? { description }
-}
-
-/// Another thread's transaction held a store longer than the store's timeout.
-///
-/// Two threads that nest transactions on two stores in opposite orders (`a.update { b.update … }`
-/// and `b.update { a.update … }`) wait for each other; one of them gets this error instead of
-/// both hanging forever.
-///
-/// ```swift
-/// do { try prefs.update { p in p[.launchCount] += 1 } } catch let error as TransactionTimeoutError {
-///     print(error)
-/// }
-/// ```
-public struct TransactionTimeoutError: Error, CustomStringConvertible, LocalizedError {
-    /// The store that stayed locked.
-    public let store: String
-    /// How long the transaction waited.
-    public let waited: Duration
-
-    /// One line naming the store, the wait and the likely cause.
-    public var description: String {
-        "\(store): another thread's transaction held the store for more than \(waited) "
-            + "(transactions nested on two stores in opposite orders wait for each other)"
-    }
-
-    /// The same explanation, for `localizedDescription`.
-    public var errorDescription: String? { description }
 }

@@ -110,7 +110,7 @@ extension PropertyListValue {
     /// ```swift
     /// PropertyListValue.integer(unsigned: UInt64.max)  // .unsignedInteger(18446744073709551615)
     /// ```
-    public static func integer(unsigned value: UInt64) -> PropertyListValue {
+    package static func integer(unsigned value: UInt64) -> PropertyListValue {
         Int64(exactly: value).map { .integer($0) } ?? .unsignedInteger(value)
     }
 }

@@ -24,7 +24,7 @@ extension PropertyListValue {
     /// let bytes = PropertyListValue.integer(1).storedEncoding()
     /// try PropertyListValue(storedEncoding: bytes)  // .integer(1)
     /// ```
-    public func storedEncoding() -> Data {
+    package func storedEncoding() -> Data {
         let count = storedEncodingCount
         var data = Data(count: count)
         let written = data.withUnsafeMutableBytes { writeStoredEncoding(to: $0.baseAddress!) }
@@ -65,7 +65,7 @@ extension PropertyListValue {
     /// let blob = PropertyListValue.double(0.5).storedEncoding()
     /// let value = try PropertyListValue(storedEncoding: blob)  // .double(0.5)
     /// ```
-    public init(storedEncoding bytes: Data) throws {
+    package init(storedEncoding bytes: Data) throws {
         self = try bytes.withUnsafeBytes { try Self(storedEncodingBytes: $0) }
     }
 
@@ -276,13 +276,13 @@ extension PropertyListValue {
 /// do { _ = try PropertyListValue(storedEncoding: Data([0xFF])) } catch { print(error) }
 /// // not a stored value: unknown tag 255
 /// ```
-public struct StoredEncodingError: Error, CustomStringConvertible, LocalizedError {
+package struct StoredEncodingError: Error, CustomStringConvertible, LocalizedError {
     /// What is wrong with the bytes.
-    public let reason: String
+    package let reason: String
 
     /// `not a stored value: REASON`.
-    public var description: String { "not a stored value: \(reason)" }
+    package var description: String { "not a stored value: \(reason)" }
 
     /// The same explanation, for `localizedDescription`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

@@ -36,7 +36,7 @@ public enum PropertyListValue: Sendable, Hashable {
     /// ```swift
     /// PropertyListValue.integer(3).typeName  // "integer"
     /// ```
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .bool: "boolean"
         case .integer, .unsignedInteger: "integer"
@@ -83,7 +83,7 @@ extension PropertyListValue {
     /// ```swift
     /// PropertyListValue.maximumNestingDepth  // 256
     /// ```
-    public static let maximumNestingDepth = 256
+    package static let maximumNestingDepth = 256
 
     /// Throws ``ValueCodingError/nestedTooDeeply(limit:)`` when arrays and dictionaries nest
     /// deeper than ``maximumNestingDepth``.
@@ -91,7 +91,7 @@ extension PropertyListValue {
     /// ```swift
     /// try PropertyListValue.array([.integer(1)]).checkNesting()  // fine: one level
     /// ```
-    public func checkNesting() throws {
+    package func checkNesting() throws {
         if exceedsNesting(allowed: Self.maximumNestingDepth) {
             throw ValueCodingError.nestedTooDeeply(limit: Self.maximumNestingDepth)
         }
@@ -103,7 +103,7 @@ extension PropertyListValue {
     /// ```swift
     /// try PropertyListValue.checkNesting(of: t.writes)
     /// ```
-    public static func checkNesting(of writes: [StoreKey: ValueChange]) throws {
+    package static func checkNesting(of writes: [StoreKey: ValueChange]) throws {
         for case .set(let value) in writes.values { try value.checkNesting() }
     }
 

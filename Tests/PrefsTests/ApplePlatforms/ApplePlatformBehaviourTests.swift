@@ -32,7 +32,7 @@ private final class AnnouncingDefaults: UserDefaults {
         prefs[.volume] = 0.1
         prefs[.launchCount] = 1
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeAll { change in seen.withLock { $0.append(change) } }
+        let observation = prefs.observeChanges { change in seen.withLock { $0.append(change) } }
         try prefs.update { p in
             p[.volume] = 0.9
             p[.launchCount] = 2
@@ -151,7 +151,7 @@ private final class AnnouncingDefaults: UserDefaults {
         #expect(
             !JournalError.isProtectedData(
                 openFailure: EPERM, path: "/a/p", platformProtectsFiles: false, lookUp: readable))
-        let refused = SQLiteStoreError(
+        let refused = StoreError(
             path: "/p.sqlite",
             SQLiteConnection.Failure(code: 14, message: "unable to open", systemErrno: EPERM))
         #expect(
@@ -247,12 +247,12 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func aSuiteFoundationRefusesIsAnError() throws {
         let name = "NSGlobalDomain"
         if UserDefaults(suiteName: name) == nil {
-            #expect(throws: UserDefaultsStoreError(kind: .suiteRefused, suite: name)) {
+            #expect(throws: StoreError.userDefaults(.suiteRefused, suite: name)) {
                 try UserDefaultsStore(suiteName: name)
             }
             // Moving such a domain in throws the same typed error, not a SQLite error's text.
             let store = try SQLiteStore(path: TestFiles.uniquePath())
-            #expect(throws: UserDefaultsStoreError(kind: .suiteRefused, suite: name)) {
+            #expect(throws: StoreError.userDefaults(.suiteRefused, suite: name)) {
                 try store.moveIn(fromUserDefaultsDomain: name)
             }
         } else {

@@ -63,12 +63,12 @@ private final class KeyWatchingStore: PreferenceStore {
         observation = nil
         #expect(store.watchedKeys.isEmpty)
 
-        observation = prefs.observe(Preferences.Keys.volume, .launchCount) { _ in }
+        observation = prefs.observeChanges(to: .volume, .launchCount) { _ in }
         #expect(store.watchedKeys == ["launchCount", "volume"])
         observation?.cancel()
         #expect(store.watchedKeys.isEmpty)
 
-        observation = prefs.observe(.volume, .launchCount) { _ in }
+        observation = prefs.observe(.volume, .launchCount) { _, _ in }
         #expect(store.watchedKeys == ["launchCount", "volume"], "the typed two-key form")
         observation = nil
         #expect(store.watchedKeys.isEmpty)

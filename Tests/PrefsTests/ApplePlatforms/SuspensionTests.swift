@@ -182,7 +182,7 @@ import Testing
             let readOnlyPath = view.readOnly.appendingPathComponent("shared.sqlite").path
             let reader = try SQLiteStore(path: readOnlyPath)
             #expect(reader.value(forKey: "name") == .string("first"))
-            #expect(throws: SQLiteStoreError.self) { try reader.setValue(.integer(1), forKey: "refused") }
+            #expect(throws: StoreError.self) { try reader.setValue(.integer(1), forKey: "refused") }
             #expect(reader.watch.lookInterval <= .seconds(1))
             #expect(
                 await eventually(within: 3) { Self.descriptors(on: readOnlyPath) == [] },

@@ -78,7 +78,7 @@ private final class Accents: PreferenceGroup {
         #expect {
             try store.setValue(.integer(2), forKey: decomposed)
         } throws: { error in
-            (error as? UserDefaultsStoreError).map {
+            (error as? StoreError).map {
                 $0.kind == .keyConflict && $0.keys == [decomposed, composed]
             } == true
         }

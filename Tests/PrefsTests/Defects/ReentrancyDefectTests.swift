@@ -115,9 +115,7 @@ import Testing
                         try inner.transaction { $0["inner"] = .bool(true) }
                     }
                     outcomes.withLock { $0.append("done") }
-                } catch let error as SQLiteStoreError where error.kind == .deadlock {
-                    outcomes.withLock { $0.append("deadlock") }
-                } catch is TransactionDeadlockError {
+                } catch let error as StoreError where error.kind == .deadlock {
                     outcomes.withLock { $0.append("deadlock") }
                 } catch {
                     outcomes.withLock { $0.append("\(error)") }

@@ -15,7 +15,7 @@ import Testing
         #expect(sourceLocation: sourceLocation) {
             try store.setValue(.integer(value), forKey: "k")
         } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .replaced
+            (error as? StoreError)?.kind == .replaced
         }
     }
 
@@ -43,7 +43,7 @@ import Testing
             try Preferences(store: store).update { p in p[.launchCount] = 5 }
         } throws: { error in
             guard case .store(let cause) = (error as? PreferenceError)?.reason else { return false }
-            return (cause as? SQLiteStoreError)?.kind == .replaced
+            return (cause as? StoreError)?.kind == .replaced
         }
         #expect(store.value(forKey: "k") == .integer(1))
     }
@@ -123,7 +123,7 @@ import Testing
             store = nil
             #expect(released == nil, "round \(round): the store outlived its last user reference")
             // Closed by then: the connection refuses any further work.
-            #expect(throws: SQLiteStoreError.self) { try core.sqlite.withDatabase(during: "a test") { _ in } }
+            #expect(throws: StoreError.self) { try core.sqlite.withDatabase(during: "a test") { _ in } }
             if released != nil { break }
         }
     }

@@ -33,7 +33,7 @@ import Testing
         #expect {
             _ = try SQLiteStore(path: path)
         } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .foreignDatabase
+            (error as? StoreError)?.kind == .foreignDatabase
                 && "\(error)".contains(table)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
@@ -50,7 +50,7 @@ import Testing
         #expect {
             _ = try SQLiteStore(path: path)
         } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .cannotOpen && "\(error)".contains("MemoryStore")
+            (error as? StoreError)?.kind == .cannotOpen && "\(error)".contains("MemoryStore")
         }
         if !existed { #expect(!FileManager.default.fileExists(atPath: "\(folder)/:memory:")) }
     }
@@ -68,7 +68,7 @@ import Testing
                 }
             }
         } throws: { error in
-            (error as? SQLiteStoreError)?.kind == .tooLarge
+            (error as? StoreError)?.kind == .tooLarge
         }
         try store.setValue(.integer(1), forKey: "still")
         #expect(store.value(forKey: "still") == .integer(1))

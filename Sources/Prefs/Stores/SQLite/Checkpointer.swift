@@ -55,7 +55,7 @@ final class Checkpointer: Sendable {
             guard let self else { return }
             refused.store(0)
             defer { self.queued.store(0) }
-            do { try checkpoint(expiry: expiry) } catch let error as SQLiteStoreError
+            do { try checkpoint(expiry: expiry) } catch let error as StoreError
                 where error.kind == .closed || error.kind == .expired
             {
                 return  // the records stay in the journal; the next write queues another
@@ -101,12 +101,12 @@ final class Checkpointer: Sendable {
                 cost.records &+= moved
             }
         }
-        try SQLiteStoreError.fromJournal { try checkpoint(journal, timeout: timeout, expiry: expiry) }
+        try StoreError.fromJournal { try checkpoint(journal, timeout: timeout, expiry: expiry) }
     }
 
     private func checkpoint(_ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?) throws {
         if expiry?.isExpired == true {
-            throw SQLiteStoreError(path: path, kind: .expired, message: "before it began")
+            throw StoreError(path: path, kind: .expired, detail: "before it began")
         }
         try sqlite.withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
@@ -135,7 +135,7 @@ final class Checkpointer: Sendable {
                 if let expiry {
                     if options.faults.expireAtCheckpointStep == .beforeCommit { expiry.expire() }
                     if expiry.isExpired {
-                        throw SQLiteStoreError(path: path, kind: .expired, message: "before the commit")
+                        throw StoreError(path: path, kind: .expired, detail: "before the commit")
                     }
                 }
                 try sqlite.perform { try connection.run("COMMIT") }
@@ -174,9 +174,7 @@ final class Checkpointer: Sendable {
         {}
         guard journal.generation == snapshot.generation, scan.failure == nil else {
             journal.checkOnNextLock()
-            throw SQLiteStoreError(
-                path: path, kind: .corrupt,
-                message: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+            throw StoreError(path: path, kind: .corrupt, detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
         }
         let moved = scan.lastSequence
         guard moved > checkpointed else { return moved }

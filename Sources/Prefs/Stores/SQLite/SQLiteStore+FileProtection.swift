@@ -13,7 +13,7 @@ extension SQLiteStore {
     /// is mapped and read on every read, so with ``complete`` it becomes unreadable about 10
     /// seconds after the device locks, and a widget, a push or a background launch cannot use it
     /// until the user unlocks again. Before the first unlock after a restart no class but
-    /// ``none`` can be read: opening then throws ``SQLiteStoreError/Kind/protectedDataUnavailable``.
+    /// ``none`` can be read: opening then throws ``StoreError/Kind/protectedDataUnavailable``.
     public enum FileProtection: String, Sendable, CaseIterable {
         /// Readable once the user has unlocked the device after it started (MMKV's choice too).
         case completeUntilFirstUserAuthentication

@@ -4,16 +4,16 @@ import PrefsJournal
 /// Where the store meets its engine (the `PrefsJournal` module): the journal's errors become
 /// the store's, values go into records as their stored encoding, and the journal's notices go to
 /// the store's diagnostics.
-extension SQLiteStoreError {
+extension StoreError {
     /// The store's error for a journal's failure: the same kind (by name), path and message.
     init(_ failure: JournalError) {
-        self.init(path: failure.path, kind: Kind(rawValue: failure.kind.rawValue), message: failure.message)
+        self.init(path: failure.path, kind: Kind(rawValue: failure.kind.rawValue), detail: failure.message)
     }
 
     /// Runs `body`, a use of the journal, throwing its failures as the store's errors; every
     /// other error passes unchanged.
     static func fromJournal<Result>(_ body: () throws -> Result) throws -> Result {
-        do { return try body() } catch let failure as JournalError { throw SQLiteStoreError(failure) }
+        do { return try body() } catch let failure as JournalError { throw StoreError(failure) }
     }
 }
 

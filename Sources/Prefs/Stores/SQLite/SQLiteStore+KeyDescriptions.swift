@@ -14,7 +14,7 @@ extension SQLiteStore {
     /// Keeps key descriptions in the file's `prefs_keys` table, each replacing the one before.
     public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
         guard core.journal?.isWritable == true else {
-            throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
+            throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         try core.sqlite.withDatabase(during: "publishing key descriptions") { database in
             let connection = database.connection

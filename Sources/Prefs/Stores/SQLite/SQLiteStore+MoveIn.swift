@@ -30,8 +30,8 @@ extension SQLiteStore {
     /// value (nothing Prefs can store) makes the whole move throw, with nothing copied. The domain
     /// itself is left as it is. The app's own bundle identifier reads `UserDefaults.standard`; a
     /// domain that does not exist, or is empty, copies nothing and is not marked as moved (a
-    /// later call moves what appears); one Foundation cannot open throws ``UserDefaultsStoreError``
-    /// (``UserDefaultsStoreError/Kind/suiteRefused``).
+    /// later call moves what appears); one Foundation cannot open throws ``StoreError``
+    /// (``StoreError/Kind/suiteRefused``).
     @discardableResult
     public func moveIn(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
         -> MoveInReport
@@ -42,7 +42,7 @@ extension SQLiteStore {
                 ?? (domain == Bundle.main.bundleIdentifier
                     ? UserDefaults.standard : UserDefaults(suiteName: domain))
         else {
-            throw UserDefaultsStoreError(kind: .suiteRefused, suite: domain)
+            throw StoreError.userDefaults(.suiteRefused, suite: domain)
         }
         // No such domain (yet), or an empty one: nothing is copied, and the move is not marked as
         // done, so that a later call moves what appears. (Foundation on Linux answers an empty
@@ -58,9 +58,7 @@ extension SQLiteStore {
             }
         }
         guard unconvertible.isEmpty else {
-            throw SQLiteStoreError(
-                path: path, kind: .other,
-                message:
+            throw StoreError(path: path, kind: .other, detail:
                     "cannot move in \(domain): values of \(unconvertible.sorted()) are not property-list values"
             )
         }

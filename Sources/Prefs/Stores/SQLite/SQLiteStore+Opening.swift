@@ -31,7 +31,7 @@ extension SQLiteStore {
     static func open(path: String, options: Options) throws -> Opened {
         do {
             return try openFile(path: path, options: options)
-        } catch let error as SQLiteStoreError where error.isCorruption && options.recreateOnCorruption {
+        } catch let error as StoreError where error.isCorruption && options.recreateOnCorruption {
             let movedTo = try moveAside(path: path, because: error)
             var opened = try openFile(path: path, options: options)
             opened.recovery = CorruptionRecovery(error: error, movedTo: movedTo)
@@ -47,12 +47,12 @@ extension SQLiteStore {
         var opened: Opened
         do {
             opened = try connect(path: path, options: options, readOnly: false)
-        } catch let error as SQLiteStoreError where isReasonToOpenForReading(error) {
+        } catch let error as StoreError where isReasonToOpenForReading(error) {
             return try openForReading(path: path, options: options, because: error)
         }
         do {
             try openJournal(&opened, path: path, options: options, readOnly: false)
-        } catch let error as SQLiteStoreError where error.kind == .diskFull {
+        } catch let error as StoreError where error.kind == .diskFull {
             // No room for a journal: the store can still be read. (Any other problem with the
             // journal is said when opening, never turned into a store that is silently read-only.)
             return try openForReading(path: path, options: options, because: error)
@@ -61,7 +61,7 @@ extension SQLiteStore {
     }
 
     /// Whether a failure to open the file for writing leaves it worth opening for reading.
-    private static func isReasonToOpenForReading(_ error: SQLiteStoreError) -> Bool {
+    private static func isReasonToOpenForReading(_ error: StoreError) -> Bool {
         error.kind == .cannotOpen || error.kind == .readOnly || error.kind == .diskFull
     }
 
@@ -69,7 +69,7 @@ extension SQLiteStore {
     ///
     /// A read-only file, folder or file system, or a full disk; every write then throws `.readOnly`. Where SQLite cannot even
     /// create its `-shm` file, only an immutable open can read it.
-    private static func openForReading(path: String, options: Options, because error: SQLiteStoreError) throws
+    private static func openForReading(path: String, options: Options, because error: StoreError) throws
         -> Opened
     {
         for immutable in [false, true] {
@@ -86,9 +86,7 @@ extension SQLiteStore {
     /// name behind, since the store creates the file first).
     private static func refuseSpecialNames(_ path: String) throws {
         guard path.isEmpty || path == ":memory:" else { return }
-        throw SQLiteStoreError(
-            path: path, kind: .cannotOpen,
-            message:
+        throw StoreError(path: path, kind: .cannotOpen, detail:
                 "\(path.isEmpty ? "an empty path" : "':memory:'") names no file, and a SQLiteStore keeps its values in a file; use MemoryStore for values that live in memory only"
         )
     }
@@ -117,7 +115,7 @@ extension SQLiteStore {
                 return opened
             }
         } catch let failure as SQLiteConnection.Failure {
-            throw SQLiteStoreError(path: path, failure)
+            throw StoreError(path: path, failure)
         }
     }
 
@@ -155,7 +153,7 @@ extension SQLiteStore {
 
     /// Opens the journal beside a loaded file: the cache then catches up with its records.
     static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
-        try SQLiteStoreError.fromJournal {
+        try StoreError.fromJournal {
             try openJournalFile(&opened, path: path, options: options, readOnly: readOnly)
         }
     }
@@ -178,7 +176,7 @@ extension SQLiteStore {
             let checkpointed = {
                 do { return try StoreConnection.checkpointedSequence(connection) } catch let failure
                     as SQLiteConnection.Failure
-                { throw SQLiteStoreError(path: path, failure) }
+                { throw StoreError(path: path, failure) }
             }
             // Briefly: a writer stopped (not killed) while holding the lock must not keep others
             // from opening the store to read. Whatever is left to repair, the first write does.
@@ -209,8 +207,8 @@ extension SQLiteStore {
     private static func refuseAnythingButARegularFile(_ path: String) throws {
         guard let info = SystemCall.lstat(path) else { return }  // nothing there yet: it will be created
         guard let problem = FileKind.problem(mode: info.st_mode) else { return }
-        throw SQLiteStoreError(
-            path: path, kind: .cannotOpen, message: "\(problem); the store opens regular files only")
+        throw StoreError(
+            path: path, kind: .cannotOpen, detail: "\(problem); the store opens regular files only")
     }
 
     /// Creates the folders (owner only) and an empty file readable by its owner only (0600);
@@ -225,15 +223,15 @@ extension SQLiteStore {
                     atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         } catch {
-            throw SQLiteStoreError(
-                path: path, kind: .cannotOpen, message: "cannot create the folder: \(error)")
+            throw StoreError(
+                path: path, kind: .cannotOpen, detail: "cannot create the folder: \(error)")
         }
         // Not `FileManager.createFile`: it writes a temporary file and renames it over the path, so
         // two processes creating the store at once could replace a file the other already uses.
         // `O_CREAT` without `O_TRUNC` creates the file or leaves an existing one alone.
         if let failure = createWithoutReplacing(path) {
-            throw SQLiteStoreError(
-                path: path, kind: .cannotOpen, message: "cannot create the file: \(failure)")
+            throw StoreError(
+                path: path, kind: .cannotOpen, detail: "cannot create the file: \(failure)")
         }
     }
 
@@ -256,15 +254,11 @@ extension SQLiteStore {
             }
         }
         guard others.isEmpty else {
-            throw SQLiteStoreError(
-                path: path, kind: .foreignDatabase,
-                message: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
+            throw StoreError(path: path, kind: .foreignDatabase, detail: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
         }
         let found = try connection.integer("PRAGMA user_version") ?? 0
         if found > schemaVersion {
-            throw SQLiteStoreError(
-                path: path, kind: .newerSchema,
-                message: "schema version \(found); this release knows version \(schemaVersion)")
+            throw StoreError(path: path, kind: .newerSchema, detail: "schema version \(found); this release knows version \(schemaVersion)")
         }
     }
 
@@ -330,9 +324,7 @@ extension SQLiteStore {
         let version = try connection.integer("PRAGMA user_version") ?? 0
         guard version >= 1 && version <= schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
-            throw SQLiteStoreError(
-                path: path, kind: version > schemaVersion ? .newerSchema : .readOnly,
-                message: "schema version \(version), expected \(schemaVersion)")
+            throw StoreError(path: path, kind: version > schemaVersion ? .newerSchema : .readOnly, detail: "schema version \(version), expected \(schemaVersion)")
         }
         // Room for every row at once: growing a large table step by step copies it each time.
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a
@@ -387,7 +379,7 @@ extension SQLiteStore {
     }
 
     /// Moves a damaged file (and its `-wal`, `-shm` and `-prefs` companions) to `<name>.corrupt-<timestamp>`.
-    private static func moveAside(path: String, because error: SQLiteStoreError) throws -> String {
+    private static func moveAside(path: String, because error: StoreError) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -405,8 +397,8 @@ extension SQLiteStore {
                 try FileManager.default.moveItem(atPath: path + suffix, toPath: destination + suffix)
             }
         } catch let moveError {
-            throw SQLiteStoreError(
-                path: path, kind: error.kind,
+            throw StoreError(
+                kind: error.kind, store: path,
                 message: "\(error.message); and it could not be moved aside: \(moveError)")
         }
         return destination

@@ -75,7 +75,7 @@ extension SQLiteStore {
     /// ```
     public struct CorruptionRecovery: Sendable, CustomStringConvertible {
         /// Why the file could not be used.
-        public let error: SQLiteStoreError
+        public let error: StoreError
         /// Where the bad file was moved.
         public let movedTo: String
 

@@ -30,12 +30,12 @@ import PrefsJournal
 /// ``observe(_:)`` and everything built on it: a writer wakes the stores that sleep waiting for
 /// changes (a futex on Linux, notify(3) on Apple platforms); nothing polls.
 ///
-/// **Failures.** A corrupt file, or one that is not SQLite, throws ``SQLiteStoreError`` at
+/// **Failures.** A corrupt file, or one that is not SQLite, throws ``StoreError`` at
 /// opening, unless ``Options/recreateOnCorruption`` is set. A journal whose records fail their
 /// checksum is cut at the first bad record, and the cut is reported on stderr. A full disk or a
 /// read-only file throws from the write, and what was stored stays as it was. When the file is
 /// deleted or another file is moved over its path, writes throw
-/// ``SQLiteStoreError/Kind/replaced`` rather than report success for data nobody would read.
+/// ``StoreError/Kind/replaced`` rather than report success for data nobody would read.
 ///
 /// **Closing.** The journal is moved into SQLite and the file closed when the last reference to
 /// the store goes away, on the thread that lets go of it: background work never holds the store.

@@ -20,7 +20,7 @@ extension SQLiteStoreCore {
     /// and the journal is then emptied: every store catches up from SQLite, as after a checkpoint.
     func moveIn(_ values: [StoreKey: PropertyListValue], marker: String) throws -> MoveInOutcome? {
         guard let journal, journal.isWritable else {
-            throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
+            throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         let (outcome, wake) = try withWriter { writer in
             try fileCheck.verify(&writer.looks)

@@ -196,7 +196,7 @@ final class SQLiteStoreCore: Sendable {
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
         guard let journal, journal.isWritable else {
-            throw SQLiteStoreError(path: path, kind: .readOnly, message: "the store was opened read-only")
+            throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
         // Where the cache is: a write of one value may append without applying what others
         // wrote since (``appendAlone(_:_:_:_:after:)``; were it out of date by the journal's
@@ -259,9 +259,7 @@ final class SQLiteStoreCore: Sendable {
                     return result
                 }
             }
-            throw SQLiteStoreError(
-                path: path, kind: .corrupt,
-                message: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
+            throw StoreError(path: path, kind: .corrupt, detail: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
         }
     }
 
@@ -292,13 +290,9 @@ final class SQLiteStoreCore: Sendable {
     func withWriter<Result>(_ body: (inout WriterState) throws -> Result) throws -> Result {
         do {
             return try writer.withLock(during: "a write", body)
-        } catch let timeout as TransactionTimeoutError {
-            throw SQLiteStoreError(path: path, kind: .busy, message: timeout.description)
-        } catch let deadlock as TransactionDeadlockError {
-            throw SQLiteStoreError(path: path, kind: .deadlock, message: deadlock.description)
         } catch let failure as JournalError {
             // Every write reaches the journal inside this: its failures leave as the store's.
-            throw SQLiteStoreError(failure)
+            throw StoreError(failure)
         }
     }
 
@@ -410,8 +404,8 @@ final class SQLiteStoreCore: Sendable {
     /// The number the next record takes.
     private func nextSequence(_ journal: Journal) throws -> UInt64 {
         guard journal.sequence < Journal.Layout.sequenceLimit else {
-            throw SQLiteStoreError(
-                path: path, kind: .corrupt, message: "the journal's sequence numbers are used up")
+            throw StoreError(
+                path: path, kind: .corrupt, detail: "the journal's sequence numbers are used up")
         }
         return journal.sequence + 1
     }
@@ -445,7 +439,7 @@ final class SQLiteStoreCore: Sendable {
     func flush() throws {
         guard let journal, journal.isWritable else { return }
         if writer.isHeldByCurrentThread {
-            try SQLiteStoreError.fromJournal { try journal.sync() }
+            try StoreError.fromJournal { try journal.sync() }
         } else {
             try checkpointer.checkpoint()
         }

@@ -46,7 +46,7 @@ final class StoreConnection: Sendable {
     {
         try database.withLock { database in
             guard !database.isClosed else {
-                throw SQLiteStoreError(path: path, kind: .closed, message: "closed before \(operation)")
+                throw StoreError(path: path, kind: .closed, detail: "closed before \(operation)")
             }
             if database.isIdle {
                 database.connection = try reopen(database)
@@ -73,8 +73,8 @@ final class StoreConnection: Sendable {
     /// A connection to the store's file, configured as the store's first one was.
     private func reopen(_ database: SQLiteStore.Database) throws -> SQLiteConnection {
         let openedFile = database.file
-        let replaced = SQLiteStoreError(
-            path: path, kind: .replaced, message: "another file is at the path now, or none")
+        let replaced = StoreError(
+            path: path, kind: .replaced, detail: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
         let connection = try perform {
@@ -88,12 +88,12 @@ final class StoreConnection: Sendable {
         return connection
     }
 
-    /// Runs a SQLite call, turning its failure into an ``SQLiteStoreError`` naming this file.
+    /// Runs a SQLite call, turning its failure into an ``StoreError`` naming this file.
     func perform<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let failure as SQLiteConnection.Failure {
-            throw SQLiteStoreError(path: path, failure)
+            throw StoreError(path: path, failure)
         }
     }
 

@@ -11,20 +11,20 @@ import Foundation
 /// struct Profile: Codable { var name: String }
 /// let profile = try PropertyListValueDecoder().decode(Profile.self, from: .dictionary(["name": .string("Zhuo")]))
 /// ```
-public struct PropertyListValueDecoder: Sendable {
+package struct PropertyListValueDecoder: Sendable {
     /// Creates a decoder.
     ///
     /// ```swift
     /// let decoder = PropertyListValueDecoder()
     /// ```
-    public init() {}
+    package init() {}
 
     /// Rebuilds a value of `type` from `value`.
     ///
     /// ```swift
     /// try PropertyListValueDecoder().decode([Int].self, from: .array([.integer(1)]))  // [1]
     /// ```
-    public func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
+    package func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
         try decodeValue(type, from: value, codingPath: [])
     }
 }

@@ -12,13 +12,13 @@ import Foundation
 /// struct Profile: Codable { var name: String }
 /// try PropertyListValueEncoder().encode(Profile(name: "Zhuo"))  // .dictionary(["name": .string("Zhuo")])
 /// ```
-public struct PropertyListValueEncoder: Sendable {
+package struct PropertyListValueEncoder: Sendable {
     /// Creates an encoder.
     ///
     /// ```swift
     /// let encoder = PropertyListValueEncoder()
     /// ```
-    public init() {}
+    package init() {}
 
     /// The value's property-list form; `nil` when the value encodes nothing (an optional's `nil`).
     ///
@@ -29,7 +29,7 @@ public struct PropertyListValueEncoder: Sendable {
     /// ```swift
     /// try PropertyListValueEncoder().encode([1, 2])  // .array([.integer(1), .integer(2)])
     /// ```
-    public func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue? {
+    package func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue? {
         let root = EncodedNode()
         try root.encode(value, codingPath: [])
         return try root.value(codingPath: [])

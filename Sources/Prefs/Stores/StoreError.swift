@@ -1,25 +1,25 @@
 import Foundation
-import PrefsJournal
 
-#if canImport(SQLite3)
-    import SQLite3
-#else
-    import CSQLite
-#endif
-
-/// A failure of an ``SQLiteStore``, naming the file and the problem.
+/// A store's failure, naming the store, the kind of problem and what happened.
+///
+/// Every store throws this one type: its ``kind`` says what went wrong, the same name for the
+/// same problem whichever store met it.
 ///
 /// ```swift
-/// do { _ = try SQLiteStore(path: "/tmp/not-a-db") } catch let error as SQLiteStoreError { print(error) }
-/// // /tmp/not-a-db: not a SQLite database (file is not a database)
+/// do {
+///     try prefs.set(0.8, for: .volume)
+/// } catch let error as StoreError where error.kind == .busy {
+///     retryLater()
+/// } catch {
+///     print(error)  // /tmp/app.sqlite: the disk is full (database or disk is full)
+/// }
 /// ```
-public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
+public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedError {
     /// The kind of problem: a fixed set of names, open to new ones, so a `switch` over them
     /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// do { try store.setValue(.integer(1), forKey: "k") } catch let error as SQLiteStoreError
-    /// where error.kind == .busy { retryLater() }
+    /// StoreError.Kind(rawValue: "busy") == .busy  // true
     /// ```
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as its static property is spelled (`"busy"`).
@@ -28,13 +28,22 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         /// The kind named `rawValue`.
         ///
         /// ```swift
-        /// SQLiteStoreError.Kind(rawValue: "busy") == .busy  // true
+        /// let kind = StoreError.Kind(rawValue: "diskFull")
         /// ```
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The kind's name.
         public var description: String { rawValue }
 
+        /// Another thread or process held the store longer than its timeout.
+        ///
+        /// Two threads that nest transactions on two stores in opposite orders wait for each
+        /// other: one of them gets this instead of both waiting forever.
+        public static let busy = Kind(rawValue: "busy")
+        /// The calling thread already holds what it would wait for (a write, or an opening of a
+        /// store of the same file, from inside a transaction; or transactions nested on two
+        /// stores in opposite orders by two threads): waiting would never end.
+        public static let deadlock = Kind(rawValue: "deadlock")
         /// The file exists but is not a SQLite database.
         public static let notADatabase = Kind(rawValue: "notADatabase")
         /// The database is damaged (truncated, overwritten, malformed).
@@ -45,12 +54,11 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         ///
         /// The message names the version found.
         public static let newerSchema = Kind(rawValue: "newerSchema")
-        /// The file, its folder or the file system is read-only.
+        /// The file, its folder or the file system is read-only, or the store was opened
+        /// read-only.
         public static let readOnly = Kind(rawValue: "readOnly")
         /// The disk (or quota) is full.
         public static let diskFull = Kind(rawValue: "diskFull")
-        /// Another process held the write lock longer than the busy timeout.
-        public static let busy = Kind(rawValue: "busy")
         /// The database holds tables of another program; it was left untouched.
         public static let foreignDatabase = Kind(rawValue: "foreignDatabase")
         /// A value, or a key, is larger than the store can hold.
@@ -60,9 +68,6 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         /// It was deleted, or another file moved over it: writes would reach nobody. Open the
         /// store again.
         public static let replaced = Kind(rawValue: "replaced")
-        /// The calling thread already holds the lock it would wait for (a write or an opening of
-        /// a store of the same file from inside a transaction): waiting would never end.
-        public static let deadlock = Kind(rawValue: "deadlock")
         /// The store's files are protected (data protection on iOS and its siblings) and the
         /// device has not been unlocked since it started: open the store after the first unlock
         /// (`UIApplication.protectedDataDidBecomeAvailableNotification`), or choose
@@ -73,10 +78,21 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
         public static let expired = Kind(rawValue: "expired")
         /// The store was closed (its last reference released) before the operation ran.
         public static let closed = Kind(rawValue: "closed")
-        /// Any other SQLite error.
+        /// Foundation refused to open a `UserDefaults` suite: a suite name may not be the app's
+        /// own bundle identifier or `NSGlobalDomain` (use ``UserDefaultsStore/standard`` for the
+        /// app's own domain).
+        public static let suiteRefused = Kind(rawValue: "suiteRefused")
+        /// A write to the first of ``StoreError/keys``, which Foundation takes for the stored
+        /// key second (spelled differently: canonically equivalent Unicode, such as `"é"` as one
+        /// scalar or as two) and would merge with it; nothing was written.
+        public static let keyConflict = Kind(rawValue: "keyConflict")
+        /// Foundation could not write the domain to disk (`synchronize()` failed, giving no
+        /// reason); the values of ``StoreError/keys`` were put back as they were.
+        public static let writeFailed = Kind(rawValue: "writeFailed")
+        /// Any other failure of the store's engine (SQLite's own error, named in the message).
         public static let other = Kind(rawValue: "other")
 
-        /// How ``SQLiteStoreError/description`` names the kind.
+        /// How a message names the kind, where the store's own words need a heading.
         var problem: String {
             switch self {
             case .notADatabase: "not a SQLite database"
@@ -101,55 +117,37 @@ public struct SQLiteStoreError: Error, CustomStringConvertible, LocalizedError {
 
     /// The kind of problem.
     public let kind: Kind
-    /// The database file.
-    public let path: String
-    /// SQLite's own message, or what the store was doing and the system's reason.
+    /// The store, as its `description` names it: a SQLite store's path, a `UserDefaults`
+    /// suite, a PostgreSQL server and namespace (never with a password).
+    public let store: String
+    /// What went wrong, in one line.
     public let message: String
+    /// The keys concerned, where the problem is some keys' (see each ``Kind``); otherwise empty.
+    public let keys: [String]
 
-    /// Creates an error.
+    /// An error of a store of your own, in the shape Prefs's stores use.
     ///
     /// ```swift
-    /// SQLiteStoreError(path: "/tmp/p.sqlite", kind: .busy, message: "database is locked")
+    /// throw StoreError(kind: .readOnly, store: "RemoteStore(eu-1)", message: "the server is read-only")
     /// ```
-    public init(path: String, kind: Kind, message: String) {
-        self.path = path
+    public init(kind: Kind, store: String, message: String, keys: [String] = []) {
         self.kind = kind
+        self.store = store
         self.message = message
+        self.keys = keys
     }
 
-    /// `PATH: PROBLEM (MESSAGE)`.
-    public var description: String { "\(path): \(kind.problem) (\(message))" }
-
-    /// True for the kinds that ``SQLiteStore/Options/recreateOnCorruption`` recovers from.
-    var isCorruption: Bool { kind == .notADatabase || kind == .corrupt }
-
-    init(path: String, _ failure: SQLiteConnection.Failure) {
-        let kind: Kind
-        switch failure.primaryCode {
-        case SQLITE_NOTADB: kind = .notADatabase
-        case SQLITE_CORRUPT: kind = .corrupt
-        case SQLITE_CANTOPEN:
-            kind =
-                JournalError.isProtectedData(openFailure: failure.systemErrno, path: path)
-                ? .protectedDataUnavailable : .cannotOpen
-        case SQLITE_READONLY: kind = .readOnly
-        case SQLITE_FULL: kind = .diskFull
-        case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
-        case SQLITE_TOOBIG: kind = .tooLarge
-        // An I/O error whose system call ran out of space (growing the WAL or its index, writing
-        // a page, syncing) is a full disk, however SQLite names the call.
-        case SQLITE_IOERR where failure.systemErrno == ENOSPC || failure.systemErrno == EDQUOT:
-            kind = .diskFull
-        case SQLITE_IOERR where failure.code == SQLiteStoreError.ioErrorGrowingTheWALIndex:
-            kind = .diskFull
-        default: kind = .other
-        }
-        self.init(path: path, kind: kind, message: failure.description)
-    }
-
-    /// `SQLITE_IOERR_SHMSIZE`: the WAL index (`-shm`) could not grow, which a full disk causes.
-    static let ioErrorGrowingTheWALIndex: Int32 = 4874
+    /// `STORE: MESSAGE`.
+    public var description: String { "\(store): \(message)" }
 
     /// The same explanation, for `localizedDescription`.
     public var errorDescription: String? { description }
+
+    /// A SQLite store's error: `PATH: PROBLEM (DETAIL)`.
+    init(path: String, kind: Kind, detail: String) {
+        self.init(kind: kind, store: path, message: "\(kind.problem) (\(detail))")
+    }
+
+    /// True for the kinds that ``SQLiteStore/Options/recreateOnCorruption`` recovers from.
+    var isCorruption: Bool { kind == .notADatabase || kind == .corrupt }
 }
