@@ -39,7 +39,8 @@ public struct Preferences: Sendable {
     /// let managed = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
     /// ```
     public init(
-        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError, system: SystemLayer? = nil
+        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError,
+        system: SystemLayer? = nil
     ) {
         self.store = store
         self.diagnostics = diagnostics
@@ -122,7 +123,9 @@ public struct Preferences: Sendable {
     /// prefs.hasValue(for: .volume)  // false until something is stored
     /// ```
     public func hasValue(for key: Keys) -> Bool {
-        store.storedValue(forKey: key.name) != nil
+        // Not what `UserDefaults` merely has registered: only what is stored.
+        if let userDefaultsStore { return userDefaultsStore.storedValue(forKey: key.name) != nil }
+        return store.value(forKey: key.name) != nil
     }
 
     /// The names of every stored key, sorted by Unicode scalars.
@@ -131,7 +134,7 @@ public struct Preferences: Sendable {
     /// prefs.storedKeys  // ["username", "volume"]
     /// ```
     public var storedKeys: [String] {
-        store.keys().sortedByScalars()
+        store.allKeys().sortedByScalars()
     }
 
     /// Every stored key and its value, at one moment.

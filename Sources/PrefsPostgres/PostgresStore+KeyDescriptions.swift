@@ -7,12 +7,12 @@
     extension PostgresStore {
         /// The key descriptions published to this namespace (none when the server cannot be
         /// reached).
-        public func keyDescriptions() -> [String: PropertyListValue] {
+        package func keyDescriptions() -> [String: PropertyListValue] {
             (try? withConnection { connection in try readDescriptions(connection) }) ?? [:]
         }
 
         /// Keeps key descriptions for this namespace, each replacing the one before.
-        public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+        package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
             try withConnection { connection in
                 let kept = try readDescriptions(connection)
                 let changed = descriptions.filter { kept[$0.key] != $0.value }

@@ -122,7 +122,7 @@
         }
 
         /// Every cached key.
-        public func keys() -> [String] {
+        package func keys() -> [String] {
             shared.cache.withLock { $0.values.keys.map(\.name) }
         }
 
@@ -273,4 +273,5 @@
         }
     }
 
+    extension PostgresStore: PrefsOwnStore {}
 #endif

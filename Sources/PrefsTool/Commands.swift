@@ -295,7 +295,7 @@ private func watch(_ invocation: Invocation) throws {
     let store = try invocation.store.store(domain)
     let json = invocation.json
     // Without a key, the keys stored now: all a store that watches key by key can be told of.
-    let observation = store.observe(keys: key.map { [$0] } ?? store.keys()) { change in
+    let observation = store.observe(watching: key.map { [$0] } ?? store.allKeys()) { change in
         for changedKey in change.values.keys.sorted() where key == nil || changedKey == StoreKey(key!) {
             let value = change.values[changedKey]!.newValue
             let changedKey = changedKey.name

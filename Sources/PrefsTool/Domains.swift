@@ -75,7 +75,7 @@ enum StoreChoice: Sendable {
             return UserDefaultsStore(defaults, domainName: domain)
         case .postgres:
             let opened = try store(domain)
-            return opened.keys().isEmpty ? nil : opened
+            return opened.allKeys().isEmpty ? nil : opened
         }
     }
 

@@ -99,7 +99,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
 
         // A group's properties and a namespace's cases publish too.
         let settings = Settings(preferences: prefs)
-        try settings.publishKeyDescriptions()
+        try settings.publish()
         try prefs.publish(casesOf: Account.self)
         #expect(prefs.keyDescriptions()["nickname"]?.type == "-string")
         #expect(prefs.keyDescriptions()["Account.age"] != nil)

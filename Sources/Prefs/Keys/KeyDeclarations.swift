@@ -64,7 +64,7 @@ extension Preferences.Key {
     /// default's stored form), the cases of an enum as its allowed values.
     func describe() -> Preferences.KeyDescription {
         let stored = encodedDefault
-        var type = Value.storedTypeFlag
+        var type = storedTypeFlag(of: Value.self)
         if type.isEmpty, let stored { type = stored.typeFlag }
         return Preferences.KeyDescription(
             name: name, type: type, swiftType: String(describing: Value.self), defaultValue: stored,

@@ -37,7 +37,7 @@ extension Preferences {
         var stored: [String: PropertyListValue] = [:]
         for description in descriptions { stored[description.name] = description.storedForm }
         do {
-            try store.publishKeyDescriptions(stored)
+            try store.keep(keyDescriptions: stored)
         } catch let error as PreferenceError {
             throw error
         } catch {
@@ -55,7 +55,7 @@ extension Preferences {
     /// ```
     public func keyDescriptions() -> [String: KeyDescription] {
         var descriptions: [String: KeyDescription] = [:]
-        for (name, stored) in store.keyDescriptions() {
+        for (name, stored) in store.publishedKeyDescriptions() {
             descriptions[name] = KeyDescription(name: name, stored: stored)
         }
         return descriptions
@@ -67,9 +67,9 @@ extension PreferenceGroup {
     /// ``Preferences/publish(_:)``).
     ///
     /// ```swift
-    /// try settings.publishKeyDescriptions()
+    /// try settings.publish()
     /// ```
-    public func publishKeyDescriptions() throws {
+    public func publish() throws {
         let descriptions = propertyKeys.compactMap { slot(forKey: $0.key)?.key?.keyDescription }
         try preferences.publish(descriptions: descriptions)
     }

@@ -120,7 +120,7 @@ extension Preferences {
     }
 
     /// The keys' current values together, then again each time any of them changes, until the
-    /// consuming task is cancelled (two keys or more).
+    /// consuming task is cancelled (for two, three or four keys).
     ///
     /// ```swift
     /// for await (volume, muted) in prefs.changes(of: .volume, .muted) {
@@ -130,32 +130,70 @@ extension Preferences {
     ///
     /// A write of several of the keys (an `update`) arrives once, with all its values. A consumer
     /// that falls behind gets the newest values.
-    @_disfavoredOverload  // One key: the overload above, whose stream is of values, not 1-tuples.
-    public func changes<A, each Other>(of a: Key<A>, _ other: repeat Key<each Other>)
-        -> AsyncStream<(A, repeat each Other)>
+    public func changes<A, B>(of a: Key<A>, _ b: Key<B>) -> AsyncStream<(A, B)> {
+        valueStream(of: [a, b]) { (self[a], self[b]) }
+    }
+
+    /// The three keys' values together, now and after each change of any (see
+    /// ``changes(of:_:)``).
+    ///
+    /// ```swift
+    /// for await (width, height, scale) in prefs.changes(of: .width, .height, .scale) { … }
+    /// ```
+    public func changes<A, B, C>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>) -> AsyncStream<(A, B, C)> {
+        valueStream(of: [a, b, c]) { (self[a], self[b], self[c]) }
+    }
+
+    /// The four keys' values together, now and after each change of any (see
+    /// ``changes(of:_:)``).
+    ///
+    /// ```swift
+    /// for await (r, g, b, a) in prefs.changes(of: .red, .green, .blue, .alpha) { … }
+    /// ```
+    public func changes<A, B, C, D>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>)
+        -> AsyncStream<(A, B, C, D)>
     {
-        var keys: [Keys] = [a]
-        for key in repeat each other { keys.append(key) }
-        return valueStream(of: keys) { (self[a], repeat self.value(of: each other)) }
+        valueStream(of: [a, b, c, d]) { (self[a], self[b], self[c], self[d]) }
     }
 
     /// Calls `handler` with the keys' typed values each time any of them changes (once for a
-    /// write of several), until the returned observation is cancelled or released (two keys or
-    /// more).
+    /// write of several), until the returned observation is cancelled or released (for two,
+    /// three or four keys).
     ///
     /// ```swift
     /// let observation = prefs.observe(.volume, .muted, options: .initial) { volume, muted in
     ///     player.volume = muted ? 0 : volume
     /// }
     /// ```
-    @_disfavoredOverload  // One key: the overload that hands over old and new values.
-    public func observe<A, each Other>(
-        _ a: Key<A>, _ other: repeat Key<each Other>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, repeat each Other) -> Void
+    public func observe<A, B>(
+        _ a: Key<A>, _ b: Key<B>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B) -> Void
     ) -> StoreObservation {
-        var keys: [Keys] = [a]
-        for key in repeat each other { keys.append(key) }
-        return observeValues(of: keys, options: options) { handler(self[a], repeat self.value(of: each other)) }
+        observeValues(of: [a, b], options: options) { handler(self[a], self[b]) }
+    }
+
+    /// The same for three keys.
+    ///
+    /// ```swift
+    /// prefs.observe(.width, .height, .scale) { width, height, scale in … }
+    /// ```
+    public func observe<A, B, C>(
+        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B, C) -> Void
+    ) -> StoreObservation {
+        observeValues(of: [a, b, c], options: options) { handler(self[a], self[b], self[c]) }
+    }
+
+    /// The same for four keys.
+    ///
+    /// ```swift
+    /// prefs.observe(.red, .green, .blue, .alpha) { r, g, b, a in … }
+    /// ```
+    public func observe<A, B, C, D>(
+        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>, options: ObservationOptions = [],
+        handler: @escaping @Sendable (A, B, C, D) -> Void
+    ) -> StoreObservation {
+        observeValues(of: [a, b, c, d], options: options) { handler(self[a], self[b], self[c], self[d]) }
     }
 
     /// Whether the key's value is its default (nothing is stored, or what is stored equals it).
@@ -198,7 +236,7 @@ extension Preferences {
     func observeStoreAndLayer(
         keys: [String]?, inEffect: Bool = false, _ handler: @escaping @Sendable (StoreChange) -> Void
     ) -> StoreObservation {
-        let observation = keys.map { store.observe(keys: $0, handler) } ?? store.observe(handler)
+        let observation = keys.map { store.observe(watching: $0, handler) } ?? store.observe(handler)
         guard let system else { return observation }
         let layerObservation = system.observe { [store] change in
             guard inEffect else { return handler(change) }
@@ -217,10 +255,6 @@ extension Preferences {
             layerObservation.cancel()
         })
     }
-
-    /// The key's value, as the subscript reads it (a pack expansion of a subscript inside a
-    /// closure crashes Swift 6.3's compiler; of a method, it does not).
-    private func value<Value>(of key: Key<Value>) -> Value { self[key] }
 
     /// Delivers the key's current value, then its value after each change, in order.
     private func observeValues<Value>(
@@ -250,7 +284,7 @@ extension Preferences {
                 if started { onChange(change) }
             }
         }
-        let observation = store.observe(keys: keys.map(\.name), afterNow)
+        let observation = store.observe(watching: keys.map(\.name), afterNow)
         // An administrator's file replaced is a change like any other.
         let layerObservation = system?.observe(afterNow)
         startedDelivering.withLock { started in

@@ -50,12 +50,12 @@ public final class MemoryStore: PreferenceStore {
     }
 
     /// The key descriptions published to this store.
-    public func keyDescriptions() -> [String: PropertyListValue] {
+    package func keyDescriptions() -> [String: PropertyListValue] {
         descriptions.withLock { $0 }
     }
 
     /// Keeps key descriptions beside the values.
-    public func publishKeyDescriptions(_ published: [String: PropertyListValue]) throws {
+    package func publishKeyDescriptions(_ published: [String: PropertyListValue]) throws {
         descriptions.withLock { $0.merge(published) { _, new in new } }
     }
 
@@ -87,3 +87,5 @@ public final class MemoryStore: PreferenceStore {
         observers.add(handler)
     }
 }
+
+extension MemoryStore: PrefsOwnStore {}

@@ -30,30 +30,6 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// ```
     func value(forKey key: String) -> PropertyListValue?
 
-    /// The value stored under `key`: as ``value(forKey:)``, without what a store reads but does
-    /// not hold (a default registered with `UserDefaults.register(defaults:)`).
-    ///
-    /// ```swift
-    /// store.storedValue(forKey: "volume")  // nil: only registered
-    /// ```
-    func storedValue(forKey key: String) -> PropertyListValue?
-
-    /// The key descriptions programs published to this store (``Preferences/publish(_:)``), by key
-    /// name, in their stored form (``Preferences/KeyDescription/storedForm``); kept beside the
-    /// values, never among them.
-    ///
-    /// ```swift
-    /// store.keyDescriptions()["volume"]  // .dictionary(["type": .string("-float"), …])
-    /// ```
-    func keyDescriptions() -> [String: PropertyListValue]
-
-    /// Keeps these key descriptions, each replacing the one kept for its key before.
-    ///
-    /// ```swift
-    /// try store.publishKeyDescriptions(["volume": Preferences.Keys.volume.keyDescription.storedForm])
-    /// ```
-    func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws
-
     /// Stores `value` under `key`, or removes the key when `value` is `nil`.
     ///
     /// ```swift
@@ -70,13 +46,6 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     ///
     /// Keyed by ``StoreKey``, so keys that differ only in Unicode normalization stay apart.
     func snapshot() -> [StoreKey: PropertyListValue]
-
-    /// Every stored key, in no particular order.
-    ///
-    /// ```swift
-    /// store.keys()  // ["name"]
-    /// ```
-    func keys() -> [String]
 
     /// Runs `body` as one atomic read-modify-write; its writes are applied together when it returns.
     ///
@@ -95,53 +64,96 @@ public protocol PreferenceStore: AnyObject, Sendable, CustomStringConvertible {
     /// let observation = store.observe { change in print(change.values.keys) }
     /// ```
     func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
-
-    /// Calls `handler` with every change, as ``observe(_:)`` does, and tells the store the keys the
-    /// caller cares about, for a store that can watch outside writers only key by key.
-    ///
-    /// ```swift
-    /// let observation = store.observe(keys: ["volume"]) { change in print(change.values.keys) }
-    /// ```
-    ///
-    /// The handler may still hear of other keys; callers filter. `UserDefaultsStore` on Apple
-    /// platforms watches these keys by key-value observing, which reports other processes'
-    /// writes; every other store sees every writer anyway, and the default implementation is
-    /// ``observe(_:)``.
-    func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
 }
 
 extension PreferenceStore {
-    /// The value under `key`: a store that reads only what it holds needs nothing else.
-    public func storedValue(forKey key: String) -> PropertyListValue? {
-        value(forKey: key)
-    }
-
-    /// No descriptions: a store that keeps none.
-    public func keyDescriptions() -> [String: PropertyListValue] { [:] }
-
-    /// Throws: a store that keeps no descriptions says so rather than drop them.
-    public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
-        throw PreferenceError(
-            key: descriptions.keys.sorted().joined(separator: ", "), store: "\(Self.self)",
-            reason: .store(CocoaError(.featureUnsupported)))
-    }
-
     /// Writes one value through a transaction; stores override it when they have a faster path.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
         try transaction { $0[key] = value }
     }
+}
 
-    /// Every change, whatever the keys: stores see every writer of the keys they hold.
-    public func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+/// What Prefs's own stores do beyond the public protocol.
+///
+/// They list keys cheaply, watch chosen keys and keep key descriptions. Package API, so the public protocol stays the few calls any store
+/// needs; ``PreferenceStore``'s methods of the same names answer for every store, from these
+/// where a store has them.
+package protocol PrefsOwnStore: PreferenceStore {
+    /// Every stored key, in no particular order.
+    func keys() -> [String]
+
+    /// Calls `handler` with every change, as ``PreferenceStore/observe(_:)`` does, and tells the
+    /// store the keys the caller cares about, for a store that can watch outside writers only
+    /// key by key (`UserDefaultsStore` on Apple platforms, by key-value observing, which reports
+    /// other processes' writes). The handler may still hear of other keys; callers filter.
+    func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation
+
+    /// The key descriptions programs published to this store (``Preferences/publish(_:)``), by
+    /// key name, in their stored form; kept beside the values, never among them.
+    func keyDescriptions() -> [String: PropertyListValue]
+
+    /// Keeps these key descriptions, each replacing the one kept for its key before.
+    func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws
+}
+
+extension PrefsOwnStore {
+    /// The keys of a snapshot, for a store that has no cheaper list.
+    package func keys() -> [String] { snapshot().keys.map(\.name) }
+
+    /// Every change, whatever the keys: most stores see every writer of the keys they hold.
+    package func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
         observe(handler)
     }
 
-    /// The keys of a snapshot; stores override it when they can list keys more cheaply.
-    public func keys() -> [String] {
-        snapshot().keys.map(\.name)
+    /// No descriptions: a store that keeps none.
+    package func keyDescriptions() -> [String: PropertyListValue] { [:] }
+
+    /// Throws: a store that keeps no descriptions says so rather than drop them.
+    package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+        throw keepsNoDescriptions(descriptions, store: "\(Self.self)")
     }
+}
+
+extension PreferenceStore {
+    /// Every stored key, in no particular order: the store's own list, or a snapshot's keys.
+    ///
+    /// ```swift
+    /// store.allKeys()  // ["name"]
+    /// ```
+    package func allKeys() -> [String] {
+        (self as? any PrefsOwnStore)?.keys() ?? snapshot().keys.map(\.name)
+    }
+
+    /// Every change, telling a store that watches key by key which keys to watch.
+    package func observe(watching keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+        -> StoreObservation
+    {
+        (self as? any PrefsOwnStore)?.observe(keys: keys, handler) ?? observe(handler)
+    }
+
+    /// The key descriptions published to the store; none for a store that keeps none.
+    package func publishedKeyDescriptions() -> [String: PropertyListValue] {
+        (self as? any PrefsOwnStore)?.keyDescriptions() ?? [:]
+    }
+
+    /// Keeps these key descriptions; throws for a store that keeps none, rather than drop them.
+    package func keep(keyDescriptions descriptions: [String: PropertyListValue]) throws {
+        guard let store = self as? any PrefsOwnStore else {
+            throw keepsNoDescriptions(descriptions, store: "\(Self.self)")
+        }
+        try store.publishKeyDescriptions(descriptions)
+    }
+}
+
+/// The error of a store asked to keep key descriptions it has no place for.
+private func keepsNoDescriptions(_ descriptions: [String: PropertyListValue], store: String)
+    -> PreferenceError
+{
+    PreferenceError(
+        key: descriptions.keys.sorted().joined(separator: ", "), store: store,
+        reason: .store(CocoaError(.featureUnsupported)))
 }
 
 /// The working state of a ``PreferenceStore/transaction(_:)``: reads see the transaction's own

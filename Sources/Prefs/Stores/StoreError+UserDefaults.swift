@@ -27,6 +27,7 @@ extension StoreError {
         default:
             message = "\(kind) \(keys.joined(separator: ", "))"
         }
-        return StoreError(kind: kind, store: "UserDefaults(suite: \(suite ?? "custom"))", message: message, keys: keys)
+        return StoreError(
+            kind: kind, store: "UserDefaults(suite: \(suite ?? "custom"))", message: message, keys: keys)
     }
 }

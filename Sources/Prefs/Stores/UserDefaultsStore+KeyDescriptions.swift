@@ -7,7 +7,7 @@ extension UserDefaultsStore {
     var descriptionsDomain: String? { domainName.map { $0 + ".prefs-keys" } }
 
     /// The key descriptions published to the companion domain.
-    public func keyDescriptions() -> [String: PropertyListValue] {
+    package func keyDescriptions() -> [String: PropertyListValue] {
         guard let domain = descriptionsDomain, let companion = UserDefaults(suiteName: domain) else {
             return [:]
         }
@@ -17,7 +17,7 @@ extension UserDefaultsStore {
 
     /// Keeps key descriptions in the companion domain, each replacing the one before; writes
     /// only when one changed.
-    public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+    package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
         guard let domain = descriptionsDomain, let companion = UserDefaults(suiteName: domain) else {
             throw StoreError.userDefaults(.suiteRefused, suite: descriptionsDomain)
         }

@@ -116,7 +116,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Values of other domains that `UserDefaults` also reads (the global domain, command-line
     /// arguments) are not stored in the suite either. A store over a `UserDefaults` without a
     /// domain name cannot tell the domains apart, and counts what `UserDefaults` reads.
-    public func storedValue(forKey key: String) -> PropertyListValue? {
+    package func storedValue(forKey key: String) -> PropertyListValue? {
         guard let domainName else { return value(forKey: key) }
         // Nothing anywhere is the common answer, and the cheap one.
         guard defaults.object(forKey: key) != nil else { return nil }
@@ -216,7 +216,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Every write through this store object, and raw `UserDefaults` writes to the domain that
     /// Foundation announces with `UserDefaults.didChangeNotification` (in this process, on Apple
     /// platforms; Foundation on Linux announces none). Other processes' writes are seen only for
-    /// keys named to ``observe(keys:_:)``, as Apple offers no notification of a whole domain
+    /// keys observed by name (`observe(.volume)`, `@Pref`, …), as Apple offers no notification of a whole domain
     /// across processes.
     ///
     /// ```swift
@@ -240,7 +240,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// Key-value observing reads a dot in a key as a key path's separator, so keys with a dot
     /// (and keys starting with `@`) are not watched across processes. Foundation on Linux has no
     /// key-value observing: there this is ``observe(_:)``.
-    public func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
+    package func observe(keys: [String], _ handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
         let observation = observe(handler)
@@ -437,3 +437,5 @@ extension PropertyListValue {
         }
     }
 }
+
+extension UserDefaultsStore: PrefsOwnStore {}

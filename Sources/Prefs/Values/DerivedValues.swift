@@ -5,8 +5,6 @@ import Foundation
 // as a plain string that other programs can read.
 
 extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValue {
-    /// The raw value's.
-    public static var storedTypeFlag: String { RawValue.storedTypeFlag }
 
     /// Stores the raw value.
     ///
@@ -25,8 +23,6 @@ extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValu
 }
 
 extension PreferenceValue where Self: RawRepresentable & Codable, RawValue: PreferenceValue {
-    /// The raw value's.
-    public static var storedTypeFlag: String { RawValue.storedTypeFlag }
 
     /// Stores the raw value (preferred over `Codable` for types that are both).
     public static func serialize(_ value: Self) throws -> PropertyListValue? {

@@ -43,19 +43,47 @@ public protocol PreferenceValue: Sendable {
     /// ```
     static func deserialize(_ stored: PropertyListValue) throws -> Self
 
-    /// The stored type as `prefs write` spells it (`-bool`, `-int`, `-float`, `-string`, `-date`,
-    /// `-data`, `-array`, `-dict`), for the key descriptions tools read; empty when it depends on
-    /// the value (a key's description then takes its default's).
-    ///
-    /// ```swift
-    /// Double.storedTypeFlag  // "-float"
-    /// ```
-    static var storedTypeFlag: String { get }
 }
 
-extension PreferenceValue {
-    /// Empty: the stored type depends on the value.
-    public static var storedTypeFlag: String { "" }
+/// The stored type of `type` as `prefs write` spells it (`-bool`, `-int`, `-float`, `-string`,
+/// `-date`, `-data`, `-array`, `-dict`), for the key descriptions tools read; empty when it
+/// depends on the value (a key's description then takes its default's).
+///
+/// ```swift
+/// storedTypeFlag(of: Double.self)  // "-float"
+/// ```
+///
+/// Told from the type at run time rather than asked of it, so a value type has nothing more to
+/// declare (and the standard types carry no extra public member).
+func storedTypeFlag(of type: Any.Type) -> String {
+    switch type {
+    case is Bool.Type: return "-bool"
+    case is any FixedWidthInteger.Type: return "-int"
+    case is any BinaryFloatingPoint.Type: return "-float"
+    case is String.Type, is URL.Type, is UUID.Type: return "-string"
+    case is Date.Type: return "-date"
+    case is Data.Type: return "-data"
+    case let stored as any StoredAs.Type: return stored.storedTypeFlag
+    case let raw as any RawRepresentable.Type: return rawValueFlag(of: raw)
+    default: return ""
+    }
+}
+
+/// The flag of a raw-representable type's raw value (which is what is stored).
+private func rawValueFlag<Raw: RawRepresentable>(of type: Raw.Type) -> String {
+    storedTypeFlag(of: Raw.RawValue.self)
+}
+
+/// The generic standard types, which say their stored type themselves.
+protocol StoredAs { static var storedTypeFlag: String { get } }
+
+extension Array: StoredAs { static var storedTypeFlag: String { "-array" } }
+extension Set: StoredAs { static var storedTypeFlag: String { "-array" } }
+extension ClosedRange: StoredAs { static var storedTypeFlag: String { "-array" } }
+extension Range: StoredAs { static var storedTypeFlag: String { "-array" } }
+extension Dictionary: StoredAs { static var storedTypeFlag: String { "-dict" } }
+extension Optional: StoredAs {
+    static var storedTypeFlag: String { Prefs.storedTypeFlag(of: Wrapped.self) }
 }
 
 /// Why a value could not be turned into, or rebuilt from, its stored form.
@@ -74,7 +102,7 @@ public enum ValueCodingError: Error, Hashable, CustomStringConvertible, Localize
     case unreadable(type: String, reason: String)
     /// The value is not one of those its key accepts (``Preferences/AllowedValues``).
     case notAllowed(value: String, allowed: String)
-    /// Arrays and dictionaries nest deeper than `limit` (``PropertyListValue/maximumNestingDepth``).
+    /// Arrays and dictionaries nest deeper than `limit` (256).
     case nestedTooDeeply(limit: Int)
 
     /// A one-line explanation.

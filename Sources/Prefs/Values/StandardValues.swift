@@ -4,8 +4,6 @@ import Foundation
 // plain `UserDefaults` user would expect, so values stay readable by programs that do not use Prefs.
 
 extension PropertyListValue: PreferenceValue {
-    /// Empty: any value.
-    public static var storedTypeFlag: String { "" }
     /// Stores the value as it is.
     public static func serialize(_ value: PropertyListValue) -> PropertyListValue? { value }
     /// Returns the stored value as it is.
@@ -13,8 +11,6 @@ extension PropertyListValue: PreferenceValue {
 }
 
 extension Bool: PreferenceValue {
-    /// `-bool`.
-    public static var storedTypeFlag: String { "-bool" }
     /// Stores a Boolean as `<true/>`/`<false/>`.
     public static func serialize(_ value: Bool) -> PropertyListValue? { .bool(value) }
     /// Reads only a stored Boolean: an integer or a string is a mismatch, not a guess.
@@ -28,8 +24,6 @@ extension Bool: PreferenceValue {
 /// Integers are stored as 64-bit property-list integers; every sized integer type shares this.
 /// (`Codable` in the constraint makes this more specific than the `Codable` default.)
 extension PreferenceValue where Self: FixedWidthInteger & Codable {
-    /// `-int`.
-    public static var storedTypeFlag: String { "-int" }
 
     /// Stores the integer: `.integer` when it fits `Int64`, `.unsignedInteger` above (`UInt`
     /// and `UInt64` over their whole range).
@@ -72,8 +66,6 @@ extension UInt64: PreferenceValue {}
 
 /// Reals are stored as property-list reals (`Double`); an integer is read as a real too.
 extension PreferenceValue where Self: BinaryFloatingPoint & Codable {
-    /// `-float`.
-    public static var storedTypeFlag: String { "-float" }
 
     /// Stores the number as a `Double`, which holds every `Float` exactly.
     public static func serialize(_ value: Self) -> PropertyListValue? { .double(Double(value)) }
@@ -94,8 +86,6 @@ extension Double: PreferenceValue {}
 extension Float: PreferenceValue {}
 
 extension String: PreferenceValue {
-    /// `-string`.
-    public static var storedTypeFlag: String { "-string" }
     /// Stores the string as `<string>`.
     public static func serialize(_ value: String) -> PropertyListValue? { .string(value) }
     /// Reads only a stored string.
@@ -106,8 +96,6 @@ extension String: PreferenceValue {
 }
 
 extension Date: PreferenceValue {
-    /// `-date`.
-    public static var storedTypeFlag: String { "-date" }
     /// Stores the date as `<date>`.
     public static func serialize(_ value: Date) -> PropertyListValue? { .date(value) }
     /// Reads only a stored date.
@@ -118,8 +106,6 @@ extension Date: PreferenceValue {
 }
 
 extension Data: PreferenceValue {
-    /// `-data`.
-    public static var storedTypeFlag: String { "-data" }
     /// Stores the bytes as `<data>`.
     public static func serialize(_ value: Data) -> PropertyListValue? { .data(value) }
     /// Reads only stored data.
@@ -130,8 +116,6 @@ extension Data: PreferenceValue {
 }
 
 extension URL: PreferenceValue {
-    /// `-string`.
-    public static var storedTypeFlag: String { "-string" }
 
     /// Stores the URL as its exact `absoluteString`, whatever its scheme.
     ///
@@ -149,8 +133,6 @@ extension URL: PreferenceValue {
 }
 
 extension UUID: PreferenceValue {
-    /// `-string`.
-    public static var storedTypeFlag: String { "-string" }
     /// Stores the UUID as its canonical string.
     public static func serialize(_ value: UUID) -> PropertyListValue? { .string(value.uuidString) }
     /// Reads a stored string that parses as a UUID.
@@ -163,8 +145,6 @@ extension UUID: PreferenceValue {
 }
 
 extension Optional: PreferenceValue where Wrapped: PreferenceValue {
-    /// The wrapped type's.
-    public static var storedTypeFlag: String { Wrapped.storedTypeFlag }
     /// Stores the wrapped value; `nil` stores nothing, so the key is removed.
     public static func serialize(_ value: Wrapped?) throws -> PropertyListValue? {
         guard let value else { return nil }
@@ -177,8 +157,6 @@ extension Optional: PreferenceValue where Wrapped: PreferenceValue {
 }
 
 extension Array: PreferenceValue where Element: PreferenceValue {
-    /// `-array`.
-    public static var storedTypeFlag: String { "-array" }
     /// Stores the elements as `<array>`; a `nil` element cannot be stored and throws.
     public static func serialize(_ value: [Element]) throws -> PropertyListValue? {
         .array(try value.map { try Element.serializeRequired($0, context: "inside an array") })
@@ -230,8 +208,6 @@ extension Character: PreferenceDictionaryKey {}
 extension Substring: PreferenceDictionaryKey {}
 
 extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value: PreferenceValue {
-    /// `-dict`.
-    public static var storedTypeFlag: String { "-dict" }
 
     /// Stores the entries as `<dict>`, each key as its `description` (`[Int: V]` keys become
     /// `"1"`, `"2"` …); a `nil` value cannot be stored and throws.
@@ -272,8 +248,6 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
 }
 
 extension Set: PreferenceValue where Element: PreferenceValue {
-    /// `-array`.
-    public static var storedTypeFlag: String { "-array" }
 
     /// Stores the elements as `<array>` (in no particular order).
     ///
@@ -295,8 +269,6 @@ extension Set: PreferenceValue where Element: PreferenceValue {
 }
 
 extension ClosedRange: PreferenceValue where Bound: PreferenceValue {
-    /// `-array`.
-    public static var storedTypeFlag: String { "-array" }
 
     /// Stores the bounds as a two-element `<array>`, lower first.
     ///
@@ -314,8 +286,6 @@ extension ClosedRange: PreferenceValue where Bound: PreferenceValue {
 }
 
 extension Range: PreferenceValue where Bound: PreferenceValue {
-    /// `-array`.
-    public static var storedTypeFlag: String { "-array" }
 
     /// Stores the bounds as a two-element `<array>`, lower first.
     ///

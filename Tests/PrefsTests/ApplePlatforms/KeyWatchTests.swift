@@ -7,7 +7,7 @@ import Testing
 
 /// A store that watches keys as `UserDefaultsStore` does on Apple platforms: it counts the keys
 /// observations ask for with the same ``WatchedKeys`` its key-value observing is driven by.
-private final class KeyWatchingStore: PreferenceStore {
+private final class KeyWatchingStore: PrefsOwnStore {
     let backing = MemoryStore()
     let watched = Locked(WatchedKeys())
     var description: String { "KeyWatchingStore" }

@@ -48,7 +48,7 @@ private final class Accents: PreferenceGroup {
         #expect(store.value(forKey: composed) == .integer(1))
         #expect(store.value(forKey: decomposed) == .integer(2))
         #expect(store.snapshot().count == 2)
-        #expect(store.keys().count == 2)
+        #expect(store.allKeys().count == 2)
         try store.setValue(nil, forKey: decomposed)
         #expect(store.value(forKey: composed) == .integer(1), "deleting one leaves the other")
         #expect(store.value(forKey: decomposed) == nil)

@@ -174,7 +174,9 @@ final class Checkpointer: Sendable {
         {}
         guard journal.generation == snapshot.generation, scan.failure == nil else {
             journal.checkOnNextLock()
-            throw StoreError(path: path, kind: .corrupt, detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
+            throw StoreError(
+                path: path, kind: .corrupt,
+                detail: "the journal changed while being moved into SQLite: \(scan.failure ?? "moved")")
         }
         let moved = scan.lastSequence
         guard moved > checkpointed else { return moved }

@@ -5,14 +5,14 @@ import Foundation
 /// them), and only where they changed, so publishing at every launch costs one read.
 extension SQLiteStore {
     /// The key descriptions published to this store's file.
-    public func keyDescriptions() -> [String: PropertyListValue] {
+    package func keyDescriptions() -> [String: PropertyListValue] {
         (try? core.sqlite.withDatabase(during: "reading key descriptions") { database in
             try core.sqlite.perform { try Self.readDescriptions(database.connection) }
         }) ?? [:]
     }
 
     /// Keeps key descriptions in the file's `prefs_keys` table, each replacing the one before.
-    public func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+    package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
         guard core.journal?.isWritable == true else {
             throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }

@@ -58,7 +58,9 @@ extension SQLiteStore {
             }
         }
         guard unconvertible.isEmpty else {
-            throw StoreError(path: path, kind: .other, detail:
+            throw StoreError(
+                path: path, kind: .other,
+                detail:
                     "cannot move in \(domain): values of \(unconvertible.sorted()) are not property-list values"
             )
         }

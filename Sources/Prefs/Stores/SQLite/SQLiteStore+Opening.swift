@@ -86,7 +86,9 @@ extension SQLiteStore {
     /// name behind, since the store creates the file first).
     private static func refuseSpecialNames(_ path: String) throws {
         guard path.isEmpty || path == ":memory:" else { return }
-        throw StoreError(path: path, kind: .cannotOpen, detail:
+        throw StoreError(
+            path: path, kind: .cannotOpen,
+            detail:
                 "\(path.isEmpty ? "an empty path" : "':memory:'") names no file, and a SQLiteStore keeps its values in a file; use MemoryStore for values that live in memory only"
         )
     }
@@ -254,11 +256,15 @@ extension SQLiteStore {
             }
         }
         guard others.isEmpty else {
-            throw StoreError(path: path, kind: .foreignDatabase, detail: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
+            throw StoreError(
+                path: path, kind: .foreignDatabase,
+                detail: "it has \(others.sorted().map { String(reflecting: $0) }.joined(separator: ", "))")
         }
         let found = try connection.integer("PRAGMA user_version") ?? 0
         if found > schemaVersion {
-            throw StoreError(path: path, kind: .newerSchema, detail: "schema version \(found); this release knows version \(schemaVersion)")
+            throw StoreError(
+                path: path, kind: .newerSchema,
+                detail: "schema version \(found); this release knows version \(schemaVersion)")
         }
     }
 
@@ -324,7 +330,9 @@ extension SQLiteStore {
         let version = try connection.integer("PRAGMA user_version") ?? 0
         guard version >= 1 && version <= schemaVersion else {
             // Only reachable read-only, where the schema could not be created or checked before.
-            throw StoreError(path: path, kind: version > schemaVersion ? .newerSchema : .readOnly, detail: "schema version \(version), expected \(schemaVersion)")
+            throw StoreError(
+                path: path, kind: version > schemaVersion ? .newerSchema : .readOnly,
+                detail: "schema version \(version), expected \(schemaVersion)")
         }
         // Room for every row at once: growing a large table step by step copies it each time.
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a

@@ -106,7 +106,7 @@ public final class SQLiteStore: PreferenceStore {
     }
 
     /// Every stored key, from the cache.
-    public func keys() -> [String] {
+    package func keys() -> [String] {
         core.read { $0.values.names }
     }
 
@@ -148,3 +148,5 @@ public final class SQLiteStore: PreferenceStore {
     /// The core's observers (for tests that wait for delivery).
     var observers: StoreObservers { core.observers }
 }
+
+extension SQLiteStore: PrefsOwnStore {}

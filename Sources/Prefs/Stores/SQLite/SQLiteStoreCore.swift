@@ -259,7 +259,9 @@ final class SQLiteStoreCore: Sendable {
                     return result
                 }
             }
-            throw StoreError(path: path, kind: .corrupt, detail: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
+            throw StoreError(
+                path: path, kind: .corrupt,
+                detail: "the store's cache cannot catch up with its journal and SQLite; nothing was written")
         }
     }
 
