@@ -8,7 +8,7 @@ import Testing
 /// Issue "Nothing lost, nothing hung", item 9: re-entrant calls stop with a message naming the
 /// misuse, reads inside a transaction work, and a cycle across two stores fails after the
 /// timeout instead of hanging forever.
-@Suite struct ReentrancyDefectTests {
+@Suite struct TransactionNestingTests {
     #if os(macOS) || os(Linux)
         @Test func updateInsideUpdateOnOneSQLiteStoreStopsWithAMessage() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

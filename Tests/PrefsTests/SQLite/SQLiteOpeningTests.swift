@@ -6,7 +6,7 @@ import Testing
 
 /// Issue "Nothing lost, nothing hung": the SQLite store's opening and binding defects, each
 /// with the test that failed before its fix.
-@Suite struct SQLiteOpeningDefectTests {
+@Suite struct SQLiteOpeningTests {
     /// Item 1: a commit made while a store loads is seen, not lost until some later commit.
     @Test func aCommitWhileLoadingIsSeen() async throws {
         let path = TestFiles.uniquePath()

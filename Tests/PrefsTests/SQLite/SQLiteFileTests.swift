@@ -7,7 +7,7 @@ import Testing
 
 /// Issue "Nothing lost, nothing hung": items 3 (a deleted or replaced file) and 15 (closing on
 /// the releasing thread).
-@Suite struct SQLiteFileDefectTests {
+@Suite struct SQLiteFileTests {
     /// Expects a write of `value` to `store` to throw `.replaced`.
     private func expectReplaced(
         writing value: Int64, to store: SQLiteStore, sourceLocation: SourceLocation = #_sourceLocation

@@ -57,7 +57,7 @@
     }
 
     /// Issue "Nothing lost, nothing hung": the PostgreSQL items that need a server.
-    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresDefectTests {
+    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresFailureTests {
         /// Item 11: a working store's description has no password, whatever the form.
         @Test func aKeyValueConnectionStringIsDescribedWithoutItsPassword() throws {
             let server = try PostgresServer()

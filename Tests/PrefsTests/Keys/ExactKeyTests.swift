@@ -15,7 +15,7 @@ private final class Accents: PreferenceGroup {
 }
 
 /// Issue "Nothing lost, nothing hung", item 2: a key is its exact sequence of Unicode scalars.
-@Suite struct ExactKeyDefectTests {
+@Suite struct ExactKeyTests {
     /// Keys order by their UTF-8 bytes, as SQLite's BINARY collation does: a prefix first, then
     /// byte by byte (so `Z` < `a` < `é`), for small and large strings alike.
     @Test func storeKeysOrderByTheirBytes() {

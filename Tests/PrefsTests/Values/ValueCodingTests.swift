@@ -44,7 +44,7 @@ private struct Mixed: Codable, Equatable {
 
 /// Issue "Nothing lost, nothing hung": values a writer accepts are read back by every reader;
 /// `Codable` values keep every string.
-@Suite struct ValueCodingDefectTests {
+@Suite struct ValueCodingTests {
     /// Item 4: the deepest value the limit allows is stored and read back by a fresh store.
     @Test(arguments: StoreKind.allCases)
     func theDeepestAllowedValueRoundTrips(kind: StoreKind) throws {
