@@ -43,9 +43,9 @@
 
         /// The longest namespace, in bytes of UTF-8: it travels in `NOTIFY` payloads (under 8,000
         /// bytes) and in the table's index.
-        public static let maximumNamespaceBytes = 1_000
+        package static let maximumNamespaceBytes = 1_000
         /// The longest key, in bytes of UTF-8: PostgreSQL's index holds about 2,700 bytes per entry.
-        public static let maximumKeyBytes = 1_500
+        package static let maximumKeyBytes = 1_500
 
         let shared: Shared
         let hub: PostgresHub

@@ -19,7 +19,7 @@ extension Preferences {
         /// ```swift
         /// Preferences.AllowedValues.range(.integer(0), .integer(10)).allows(.double(2))  // true
         /// ```
-        public func allows(_ value: PropertyListValue) -> Bool {
+        package func allows(_ value: PropertyListValue) -> Bool {
             switch self {
             case .range(let lower, let upper):
                 guard let low = Self.compare(lower, value), let high = Self.compare(value, upper) else {
@@ -102,7 +102,7 @@ extension Preferences {
         /// ```swift
         /// Preferences.KeyDescription(name: "volume", type: "-float", swiftType: "Double", defaultValue: .double(0.5))
         /// ```
-        public init(
+        package init(
             name: String, type: String, swiftType: String, defaultValue: PropertyListValue?,
             help: String? = nil, allowed: AllowedValues? = nil
         ) {
@@ -141,7 +141,7 @@ extension Preferences {
         /// let stored = Preferences.Keys.volume.keyDescription.storedForm
         /// let description = Preferences.KeyDescription(name: "volume", stored: stored)
         /// ```
-        public init?(name: String, stored: PropertyListValue) {
+        package init?(name: String, stored: PropertyListValue) {
             guard case .dictionary(let entries) = stored, case .string(let type)? = entries["type"],
                 case .string(let swiftType)? = entries["swiftType"]
             else { return nil }

@@ -111,14 +111,20 @@ func integrityCheck(_ path: String) throws -> String {
         let quiet = try SQLiteStore(path: path, options: .init(refreshInterval: .seconds(3_600)))
         let writer = try SQLiteStore(path: path)
         var closing: SQLiteStore? = try SQLiteStore(path: path)
+        // An observed store of the same file: its looks mark the wake-ups the quiet one was sent.
+        let marker = try SQLiteStore(path: path)
+        let markerObservation = marker.observe { _ in }
         func looks() -> UInt64 { quiet.core.watchLooks.load() }
         // The watch's one look when it starts (which may be late on a busy machine).
         #expect(await eventually { looks() == 1 })
         let before = quiet.core.cache.position
+        let markerBefore = marker.core.watchLooks.load()
         for index in 0..<200 { try writer.setValue(.integer(Int64(index)), forKey: "k\(index % 7)") }
         closing = nil  // a store closing wakes every watcher of the file
-        try await Task.sleep(for: .milliseconds(100))
         #expect(closing == nil)
+        // The marker has looked after the writes and the close: the wake-ups were delivered.
+        #expect(await eventually { marker.value(forKey: "k3") == .integer(199) })
+        #expect(await eventually { marker.core.watchLooks.load() > markerBefore })
         #expect(looks() == 1)
         #expect(quiet.core.cache.position == before)
         let heard = Locked(0)
@@ -127,7 +133,7 @@ func integrityCheck(_ path: String) throws -> String {
         try writer.setValue(.integer(-1), forKey: "k0")
         #expect(await eventually { heard.withLock { $0 } > 0 })
         #expect(quiet.value(forKey: "k0") == .integer(-1))
-        withExtendedLifetime(observation) {}
+        withExtendedLifetime((observation, markerObservation)) {}
     }
 
     /// `flush()` moves the journal into SQLite: the SQLite file alone then holds every write.
