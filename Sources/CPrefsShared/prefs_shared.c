@@ -580,15 +580,25 @@ void prefs_lock_release(int kind, void *memory, prefs_thread_lock *thread, int d
     if (thread) thread_lock_release(thread);
 }
 
+/// The call `call`, made again while a signal interrupts it (EINTR), as every system call of the
+/// engine is (the Swift side's `SystemCall` does the same).
+#define PREFS_RETRYING(result, call) \
+    do {                             \
+        (result) = (call);           \
+    } while ((result) != 0 && errno == EINTR)
+
 int prefs_sync_file(int descriptor) {
+    int result;
 #if defined(__APPLE__)
-    if (fcntl(descriptor, F_FULLFSYNC) == 0) return 0;
-    return fsync(descriptor);  // file systems without F_FULLFSYNC
+    PREFS_RETRYING(result, fcntl(descriptor, F_FULLFSYNC));
+    if (result == 0) return 0;
+    PREFS_RETRYING(result, fsync(descriptor));  // file systems without F_FULLFSYNC
 #elif defined(__linux__)
-    return fdatasync(descriptor);
+    PREFS_RETRYING(result, fdatasync(descriptor));
 #else
-    return fsync(descriptor);
+    PREFS_RETRYING(result, fsync(descriptor));
 #endif
+    return result;
 }
 
 /// Whether `prefs_sync_mapped` writes the mapped pages back with `msync` before syncing the file:
@@ -612,10 +622,15 @@ int prefs_sync_mapped(void *mapping, size_t start, size_t count, int descriptor)
     if (!syncs_mapping_first()) return prefs_sync_file(descriptor);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     // The header's page (where the records end and their numbers), unless the range holds it.
-    if (start >= page && msync(mapping, page, MS_SYNC) != 0) return -1;
+    int result;
+    if (start >= page) {
+        PREFS_RETRYING(result, msync(mapping, page, MS_SYNC));
+        if (result != 0) return -1;
+    }
     if (count > 0) {
         size_t first = start - start % page;
-        if (msync((char *)mapping + first, start + count - first, MS_SYNC) != 0) return -1;
+        PREFS_RETRYING(result, msync((char *)mapping + first, start + count - first, MS_SYNC));
+        if (result != 0) return -1;
     }
     return prefs_sync_file(descriptor);
 }

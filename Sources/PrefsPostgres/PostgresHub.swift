@@ -116,14 +116,7 @@ import PrefsJournal
             self.secrets = secrets
             writer = TransactionLock(
                 WriterState(), store: "PostgreSQL (\(secrets.safeDescription))", timeout: .seconds(30))
-            var descriptors: [Int32] = [-1, -1]
-            if pipe(&descriptors) == 0 {
-                for descriptor in descriptors {
-                    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-                    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-                }
-            }
-            wakePipe = (descriptors[0], descriptors[1])
+            wakePipe = SystemCall.nonBlockingPipe() ?? (-1, -1)
         }
 
         deinit {

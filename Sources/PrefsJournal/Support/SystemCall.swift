@@ -109,6 +109,19 @@ package enum SystemCall {
     package static func unmap(_ mapping: UnsafeMutableRawPointer, count: Int) {
         _ = munmap(mapping, count)
     }
+
+    /// `pipe(2)` whose two ends neither block nor pass to child processes: `(read, write)`, or
+    /// `nil` with `errno` set.
+    package static func nonBlockingPipe() -> (read: Int32, write: Int32)? {
+        var descriptors: [Int32] = [-1, -1]
+        guard Foundation.pipe(&descriptors) == 0 else { return nil }
+        for descriptor in descriptors {
+            let flags = retrying { fcntl(descriptor, F_GETFL) }
+            _ = retrying { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+            _ = retrying { fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        }
+        return (descriptors[0], descriptors[1])
+    }
 }
 
 /// `stat(2)` itself: inside ``SystemCall`` the name is the wrapper's.
