@@ -17,6 +17,8 @@ enum ChildMode: String {
     case sqliteWrite = "sqlite-write"
     /// The same with raw SQLite commits.
     case rawWrite = "raw-write"
+    /// The same with LMDB write transactions (unsynced, as ``LMDB/open(path:syncEachCommit:)``).
+    case lmdbWrite = "lmdb-write"
     /// `KIND …`: one workload in a loop, to run under a profiler (see ``profile(_:)``).
     case profile
     /// `PATH COUNT`: `update { n += 1 }` COUNT times.
@@ -58,7 +60,7 @@ enum ChildMode: String {
     private func run(_ a: [String]) throws {
         func number(_ index: Int, or fallback: Int = 0) -> Int { Int(a[index]) ?? fallback }
         switch self {
-        case .sqliteWrite, .rawWrite:
+        case .sqliteWrite, .rawWrite, .lmdbWrite:
             let write = try Self.writer(for: self, path: a[0])
             Processes.waitUntil(Double(a[3]) ?? 0)
             for index in 0..<number(2) { try write("\(a[1]).\(index)", Int64(index)) }
@@ -106,8 +108,13 @@ enum ChildMode: String {
         }
     }
 
-    /// One write of `sqlite-write` (through SQLiteStore) or `raw-write` (a raw commit).
+    /// One write of `sqlite-write` (through SQLiteStore), `raw-write` (a raw commit) or
+    /// `lmdb-write` (an LMDB write transaction).
     private static func writer(for mode: ChildMode, path: String) throws -> (String, Int64) throws -> Void {
+        if mode == .lmdbWrite {
+            let environment = try LMDB.shared.get().open(path: path, syncEachCommit: false)
+            return { key, value in try environment.put(Array(key.utf8), Int(value)) }
+        }
         if mode == .rawWrite {
             let raw = RawSQLite(path: path)
             return { key, value in raw.write(key: key, value: value) }

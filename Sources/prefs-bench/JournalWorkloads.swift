@@ -62,7 +62,7 @@ extension Processes {
     /// `repetitions` runs of each, on fresh files). The processes start together at an agreed
     /// instant once their files are open, so starting a process is not counted; the time ends
     /// when the last one's last write returned.
-    static func fourWriters(writes: Int, repetitions: Int) throws -> (kept: Double, timeRatio: Double) {
+    static func fourWriters(writes: Int, repetitions: Int, lmdb: LMDB?) throws -> FourWriters {
         func writingTime(_ mode: String, _ path: String) throws -> Double {
             let startAt = Date().timeIntervalSince1970 + 0.5
             let children = try (0..<4).map {
@@ -79,14 +79,44 @@ extension Processes {
         }
         var rawTimes: [Double] = []
         var prefsTimes: [Double] = []
+        var lmdbTimes: [Double] = []
         var kept = 1.0
+        var lmdbKept = 1.0
         for run in 0..<repetitions {
             rawTimes.append(try writingTime("raw-write", Scratch.path("multi-raw-\(run).sqlite")))
             let path = Scratch.path("multi-\(run).sqlite")
             prefsTimes.append(try writingTime("sqlite-write", path))
-            kept = min(kept, Double(try SQLiteStore(path: path).keys().count) / Double(4 * writes))
+            kept = min(kept, Double(try SQLiteStore(path: path).snapshot().count) / Double(4 * writes))
+            if let lmdb {
+                let lmdbPath = Scratch.path("multi-\(run).mdb")
+                lmdbTimes.append(try writingTime("lmdb-write", lmdbPath))
+                let environment = try lmdb.open(path: lmdbPath, syncEachCommit: false)
+                var found = 0
+                for process in 0..<4 {
+                    for index in 0..<writes where try environment.integer(Array("p\(process).\(index)".utf8)) == index {
+                        found += 1
+                    }
+                }
+                lmdbKept = min(lmdbKept, Double(found) / Double(4 * writes))
+            }
         }
-        return (kept, Measure.percentile(prefsTimes, 0.5) / Measure.percentile(rawTimes, 0.5))
+        let prefsTime = Measure.median(prefsTimes)
+        return FourWriters(
+            kept: kept, timeRatio: prefsTime / Measure.median(rawTimes),
+            lmdbRatio: lmdb == nil ? nil : prefsTime / Measure.median(lmdbTimes),
+            lmdbKept: lmdb == nil ? nil : lmdbKept)
+    }
+
+    /// What ``fourWriters(writes:repetitions:lmdb:)`` measured.
+    struct FourWriters {
+        /// The fraction of Prefs's writes found afterwards.
+        let kept: Double
+        /// Prefs's wall time ÷ raw SQLite's.
+        let timeRatio: Double
+        /// Prefs's wall time ÷ LMDB's (`nil` without LMDB).
+        let lmdbRatio: Double?
+        /// The fraction of LMDB's writes found afterwards.
+        let lmdbKept: Double?
     }
 
     /// 8 processes × 500 `update { $0[.n] += 1 }`: 1 when the count is exactly 4,000.

@@ -53,6 +53,8 @@ enum Suite {
             BenchStep(name: "1 KB values", measure: kilobyteValues),
             BenchStep(name: "power-safe writes", measure: powerSafeWrites),
             BenchStep(name: "write time against keys stored", measure: writeGrowth),
+            BenchStep(name: "sustained writes against LMDB", measure: sustainedAgainstLMDB),
+            BenchStep(name: "power-safe writes and reads against LMDB", measure: powerSafeAndReadsAgainstLMDB),
             BenchStep(name: "4 processes writing one SQLite file", measure: fourWriters),
             BenchStep(name: "8 processes incrementing one key", measure: eightIncrementers),
             BenchStep(name: "reads right after another process's writes", measure: readAfterWrite),
@@ -212,8 +214,9 @@ enum Suite {
     }
 
     private static func fourWriters(_ run: inout BenchRun) throws -> [Metric] {
-        let writers = try Processes.fourWriters(writes: 1_000, repetitions: run.sizes.repetitions)
-        return [
+        let lmdb = try? LMDB.shared.get()
+        let writers = try Processes.fourWriters(writes: 1_000, repetitions: run.sizes.repetitions, lmdb: lmdb)
+        var metrics = [
             Metric(
                 key: "multiprocess_kept_prefs",
                 what: "4 processes × 1,000 writes on one SQLite file: fraction kept",
@@ -224,6 +227,20 @@ enum Suite {
                     "the wall time of those 4 processes ÷ the same writes as raw SQLite commits (each kept; median of the repetitions)",
                 baseline: nil, value: writers.timeRatio, unit: "ratio", goal: .atMost(0.08)),
         ]
+        if let ratio = writers.lmdbRatio, let kept = writers.lmdbKept {
+            metrics += [
+                Metric(
+                    key: "multiprocess_time_vs_lmdb",
+                    what:
+                        "the wall time of those 4 processes ÷ the same writes to one LMDB environment, a write transaction each (unsynced)",
+                    baseline: nil, value: ratio, unit: "ratio", goal: .atMost(1.0)),
+                Metric(
+                    key: "multiprocess_kept_lmdb",
+                    what: "the LMDB run: fraction of its writes found afterwards",
+                    baseline: nil, value: kept, unit: "fraction", goal: .equals(1)),
+            ]
+        }
+        return metrics
     }
 
     private static func eightIncrementers(_ run: inout BenchRun) throws -> [Metric] {
