@@ -93,7 +93,8 @@ extension Processes {
                 let environment = try lmdb.open(path: lmdbPath, syncEachCommit: false)
                 var found = 0
                 for process in 0..<4 {
-                    for index in 0..<writes where try environment.integer(Array("p\(process).\(index)".utf8)) == index {
+                    for index in 0..<writes
+                    where try environment.integer(Array("p\(process).\(index)".utf8)) == index {
                         found += 1
                     }
                 }

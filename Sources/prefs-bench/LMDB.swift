@@ -35,7 +35,8 @@ final class LMDB: @unchecked Sendable {
     // `MDB_val *` arguments, passed as raw pointers to a ``Value`` (a size and a pointer: the
     // layout of the C struct).
     private typealias Put =
-        @convention(c) (OpaquePointer, UInt32, UnsafeMutableRawPointer, UnsafeMutableRawPointer, UInt32) -> Status
+        @convention(c) (OpaquePointer, UInt32, UnsafeMutableRawPointer, UnsafeMutableRawPointer, UInt32) ->
+        Status
     private typealias Get =
         @convention(c) (OpaquePointer, UInt32, UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Status
     private typealias StrError = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
@@ -67,7 +68,8 @@ final class LMDB: @unchecked Sendable {
     /// The library, loaded once; the error says why it is missing.
     static let shared: Result<LMDB, BenchError> = {
         guard let library = dlopen("liblmdb.so.0", RTLD_NOW) ?? dlopen("liblmdb.dylib", RTLD_NOW) else {
-            return .failure(BenchError("LMDB is not installed (apt-get install liblmdb-dev): no LMDB figures"))
+            return .failure(
+                BenchError("LMDB is not installed (apt-get install liblmdb-dev): no LMDB figures"))
         }
         func symbol<T>(_ name: String, as type: T.Type) throws -> T {
             guard let address = dlsym(library, name) else { throw BenchError("liblmdb has no \(name)") }
@@ -98,7 +100,8 @@ final class LMDB: @unchecked Sendable {
     }()
 
     private init(
-        envCreate: EnvCreate, envSetMapSize: EnvSetMapSize, envSetMaxReaders: EnvSetMaxReaders, envOpen: EnvOpen,
+        envCreate: EnvCreate, envSetMapSize: EnvSetMapSize, envSetMaxReaders: EnvSetMaxReaders,
+        envOpen: EnvOpen,
         envClose: EnvClose, txnBegin: TxnBegin, txnCommit: TxnCommit, txnAbort: TxnAbort, txnReset: TxnReset,
         txnRenew: TxnRenew, dbiOpen: DbiOpen, put: Put, get: Get, strError: StrError
     ) {
@@ -165,7 +168,8 @@ final class LMDB: @unchecked Sendable {
                     var dataValue = Value(size: valueBytes.count, data: valueBytes.baseAddress)
                     return withUnsafeMutableBytes(of: &keyValue) { keyPointer in
                         withUnsafeMutableBytes(of: &dataValue) { dataPointer in
-                            lmdb.put(transaction!, database, keyPointer.baseAddress!, dataPointer.baseAddress!, 0)
+                            lmdb.put(
+                                transaction!, database, keyPointer.baseAddress!, dataPointer.baseAddress!, 0)
                         }
                     }
                 }

@@ -73,7 +73,8 @@ extension Workloads {
         }
         return Sustained(
             prefs: Measure.median(prefsWhole), prefsWritesOnly: Measure.median(prefsWritesOnly),
-            lmdb: Measure.median(lmdbTimes), ratio: Measure.median(zip(prefsWhole, lmdbTimes).map { $0 / $1 }),
+            lmdb: Measure.median(lmdbTimes),
+            ratio: Measure.median(zip(prefsWhole, lmdbTimes).map { $0 / $1 }),
             prefsCPU: Measure.median(prefsCPU), lmdbCPU: Measure.median(lmdbCPU))
     }
 

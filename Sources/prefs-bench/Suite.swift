@@ -54,7 +54,8 @@ enum Suite {
             BenchStep(name: "power-safe writes", measure: powerSafeWrites),
             BenchStep(name: "write time against keys stored", measure: writeGrowth),
             BenchStep(name: "sustained writes against LMDB", measure: sustainedAgainstLMDB),
-            BenchStep(name: "power-safe writes and reads against LMDB", measure: powerSafeAndReadsAgainstLMDB),
+            BenchStep(
+                name: "power-safe writes and reads against LMDB", measure: powerSafeAndReadsAgainstLMDB),
             BenchStep(name: "4 processes writing one SQLite file", measure: fourWriters),
             BenchStep(name: "8 processes incrementing one key", measure: eightIncrementers),
             BenchStep(name: "reads right after another process's writes", measure: readAfterWrite),

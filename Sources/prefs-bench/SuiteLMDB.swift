@@ -32,7 +32,8 @@ extension Suite {
                     baseline: sustained.lmdb, value: sustained.ratio, unit: "ratio", goal: .atMost(1.0)),
                 Metric(
                     key: "sustained_write_old_way_ns_\(name)_keys",
-                    what: "the same Prefs writes timed the old way: until the last write returned, the flush left out",
+                    what:
+                        "the same Prefs writes timed the old way: until the last write returned, the flush left out",
                     baseline: nil, value: sustained.prefsWritesOnly, unit: "ns", goal: nil),
                 Metric(
                     key: "sustained_write_cpu_vs_lmdb_\(name)_keys",
