@@ -32,9 +32,7 @@ import Testing
     ]
 
     @Test func theDesignDocumentsHeaderTableMatchesTheCStruct() throws {
-        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("docs/sqlite-journal-design.md")
+        let document = TestFiles.repository.appendingPathComponent("docs/sqlite-journal-design.md")
         let text = try String(contentsOf: document, encoding: .utf8)
         // Rows such as "| 32 | `sequence` (u64): the last record's number |".
         var documented: [String: Int] = [:]

@@ -26,8 +26,7 @@
 
         /// The recorder, built once per test process with the toolchain's clang.
         private static let recorder: Result<String, TestFailure> = {
-            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("PowerLoss/sync_recorder.c").path
+            let source = TestFiles.repository.appendingPathComponent("Tests/PowerLoss/sync_recorder.c").path
             let library = TestFiles.folder.appendingPathComponent("libsync_recorder.so").path
             guard
                 let output = try? ChildProcess.run(

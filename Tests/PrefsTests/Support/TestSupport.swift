@@ -24,6 +24,18 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 /// Fresh file paths in a folder of this test process.
 enum TestFiles {
+    /// The package's own folder (the one holding `Package.swift`), found from this file's path, so
+    /// a test finds the repository's files wherever its own file sits.
+    static let repository: URL = {
+        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while folder.path != "/"
+            && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path)
+        {
+            folder.deleteLastPathComponent()
+        }
+        return folder
+    }()
+
     static let folder: URL = {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("prefs-sqlite-tests-\(ProcessInfo.processInfo.processIdentifier)")
