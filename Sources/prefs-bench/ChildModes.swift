@@ -123,7 +123,8 @@ enum ChildMode: String {
         return { key, value in try store.setValue(.integer(value), forKey: key) }
     }
 
-    /// `growth KEYS`: the write-growth workload alone; `growth-pair KEYS`: its ratio to 100 keys,
+    /// `sustained KEYS [WRITES]`: the sustained-writes loop alone; `growth KEYS`: the write-growth
+    /// workload alone; `growth-pair KEYS`: its ratio to 100 keys,
     /// the two stores written in turns as `sqlite_write_growth` measures it; `fill PATH N`: N keys in one transaction,
     /// flushed into SQLite as the benchmark's large store is; `write1k PATH N`: 1 KB writes;
     /// `read PATH N` or `write PATH N`: typed reads of one key, or writes over 100 keys;
@@ -148,6 +149,23 @@ enum ChildMode: String {
                 for index in 0..<count { t["key.\(index)"] = .string("value number \(index)") }
             }
             try store.flush()
+        case "sustained":
+            // `sustained KEYS [WRITES]`: the sustained-writes loop alone (writes over KEYS keys,
+            // then flush), ten turns, for a profiler: prints wall and process CPU per write.
+            let keys = Int(a[1]) ?? 100_000
+            let writes = a.count > 2 ? count : 100_000
+            let store = try SQLiteStore(path: Scratch.path("profile-sustained.sqlite"))
+            try store.transaction { t in for index in 0..<keys { t["k\(index)"] = .integer(Int64(index)) } }
+            try store.flush()
+            let names = (0..<writes).map { "k\(($0 * 7_919) % keys)" }
+            let cpu = ProcessCPU.now()
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<10 {
+                for index in 0..<writes { try store.setValue(.integer(Int64(index)), forKey: names[index]) }
+                try store.flush()
+            }
+            let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(10 * writes)
+            print("\(wall) ns wall, \(Double(ProcessCPU.now() - cpu) / Double(10 * writes)) ns CPU per write")
         case "write1k":
             let store = try SQLiteStore(path: a[1])
             let value = PropertyListValue.string(String(repeating: "0123456789abcdef", count: 64))
