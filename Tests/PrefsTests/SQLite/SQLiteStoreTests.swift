@@ -172,7 +172,7 @@ func integrityCheck(_ path: String) throws -> String {
         try store.setValue(.integer(1), forKey: "new")
         try store.flush()
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        #expect(try connection.integer("PRAGMA user_version") == 2)
+        #expect(try connection.integer("PRAGMA user_version") == SQLiteStore.schemaVersion)
         #expect(try connection.integer("SELECT seq FROM prefs_entries WHERE key = 'new'") ?? 0 > 8)
     }
 

@@ -183,14 +183,17 @@ final class Checkpointer: Sendable {
         // In the key index's order (SQLite compares text keys byte by byte): each upsert then
         // lands beside the one before, in pages just read, instead of anywhere in a large table.
         try sqlite.perform {
+            var listed = StoreConnection.MovedKeys()
             for write in latest.inKeyOrder() {
                 let key = journal.bytesInPlace(at: write.key.offset, count: write.key.count)
                 let value = write.value.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
                 try StoreConnection.upsert(
                     key: .textBytes(key), value.map { .bytes($0) } ?? .null, sequence: write.sequence,
                     into: connection)
+                listed.add(key)
             }
-            try StoreConnection.setCheckpointedSequence(moved, in: connection)
+            try StoreConnection.list(listed, batch: moved, in: connection)
+            try StoreConnection.setCheckpointedSequence(moved, after: checkpointed, in: connection)
         }
         return moved
     }

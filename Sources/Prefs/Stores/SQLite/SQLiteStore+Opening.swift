@@ -10,7 +10,13 @@ extension SQLiteStore {
     /// Version 2 adds the journal (`<name>-prefs`) and `prefs_meta.checkpointed_sequence`, and
     /// keeps the entries in a rowid table: a release that knows only version 1 would write past
     /// the journal, so it must refuse the file.
-    static let schemaVersion: Int64 = 2
+    ///
+    /// Version 3 lists the keys each checkpoint moved, by sequence number (`prefs_moved`), in place
+    /// of an index of the entries by sequence number: catching up from SQLite reads the list,
+    /// and an upsert no longer moves the key's entry in an index (a third of a sustained write at
+    /// 100,000 keys). A release that knows only version 2 would move records without listing
+    /// them, so it must refuse the file.
+    static let schemaVersion: Int64 = 3
 
     /// How long opening waits for the journal's lock to check it before leaving that to the
     /// first write (the engine's own bound for opening, one figure for both).
@@ -241,7 +247,7 @@ extension SQLiteStore {
     /// makes the file another program's. (`prefs_keys`, the key descriptions, is made by the first
     /// ``Preferences/publish(_:)``.)
     static let schemaObjects: Set<String> = [
-        "prefs_entries", "prefs_entries_seq", "prefs_meta", "prefs_keys",
+        "prefs_entries", "prefs_entries_seq", "prefs_meta", "prefs_keys", "prefs_moved",
     ]
 
     /// Throws unless the file is empty or holds only a Prefs schema this release can read;
@@ -273,6 +279,13 @@ extension SQLiteStore {
         CREATE TABLE IF NOT EXISTS prefs_entries(key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL);
         """
 
+    /// The keys each checkpoint moved, a row per checkpoint (`batch`: the highest sequence number
+    /// it moved; `keys`: ``StoreConnection/MovedKeys``): appended at the end, read by range, cut
+    /// at the start.
+    private static let movedTable = """
+        CREATE TABLE IF NOT EXISTS prefs_moved(batch INTEGER PRIMARY KEY, keys BLOB NOT NULL);
+        """
+
     private static func createSchema(_ connection: SQLiteConnection, path: String) throws {
         let found = try connection.integer("PRAGMA user_version") ?? 0
         guard found < schemaVersion else { return }
@@ -291,9 +304,21 @@ extension SQLiteStore {
                     \(entriesTable)
                     INSERT INTO prefs_entries(key, value, seq) SELECT key, value, seq FROM prefs_entries_v1;
                     DROP TABLE prefs_entries_v1;
-                    CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(seq);
-                    PRAGMA user_version = \(schemaVersion);
                     """)
+            }
+            if version == 1 || version == 2 {
+                // The list of moves starts now: a store behind this point catches up by reading
+                // every row (as version 2 did through its index), one at or after it from the list.
+                let checkpointed = try StoreConnection.checkpointedSequence(connection)
+                let highest = try connection.integer("SELECT max(seq) FROM prefs_entries") ?? 0
+                let start = max(checkpointed, UInt64(bitPattern: highest))
+                try connection.execute(
+                    """
+                    DROP INDEX IF EXISTS prefs_entries_seq;
+                    \(movedTable)
+                    """)
+                try StoreConnection.startListingMoves(at: start, in: connection)
+                try connection.execute("PRAGMA user_version = \(schemaVersion)")
             } else if version == 0 {
                 try checkBelongsToPrefs(connection, path: path)
                 // A removal is kept as a row whose value is NULL, with the sequence number of the
@@ -301,10 +326,11 @@ extension SQLiteStore {
                 try connection.execute(
                     """
                     \(entriesTable)
-                    CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(seq);
+                    \(movedTable)
                     CREATE TABLE IF NOT EXISTS prefs_meta(name TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
                     PRAGMA user_version = \(schemaVersion);
                     """)
+                try StoreConnection.startListingMoves(at: 0, in: connection)
             }
             try connection.execute("COMMIT")
         } catch {

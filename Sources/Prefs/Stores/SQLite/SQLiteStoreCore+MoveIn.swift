@@ -65,6 +65,7 @@ extension SQLiteStoreCore {
         let sequence = max(journal.sequence, moved, checkpointed) + 1
         var copied: [String] = []
         var kept: [String] = []
+        var listed = StoreConnection.MovedKeys()
         try sqlite.perform {
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                 let stored = try connection.integer(
@@ -76,11 +77,14 @@ extension SQLiteStoreCore {
                 try StoreConnection.upsert(
                     key, .blob(Data(value.storedEncoding())), sequence: sequence, into: connection)
                 copied.append(key.name)
+                listed.add(key.name)
             }
+            try StoreConnection.list(listed, batch: sequence, in: connection)
             try connection.run(
                 "INSERT INTO prefs_meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
                 [.text(marker), .text(ISO8601DateFormatter().string(from: Date()))])
-            try StoreConnection.setCheckpointedSequence(sequence, in: connection)
+            try StoreConnection.setCheckpointedSequence(
+                sequence, after: max(moved, checkpointed), in: connection)
         }
         options.faults.atCheckpointStep?(.beforeCommit)
         try sqlite.perform { try connection.run("COMMIT") }

@@ -106,13 +106,50 @@ final class StoreConnection: Sendable {
         return UInt64(bitPattern: stored ?? 0)
     }
 
-    /// Records that SQLite holds every record up to `sequence`.
-    static func setCheckpointedSequence(_ sequence: UInt64, in connection: SQLiteConnection) throws {
+    /// Records that SQLite holds every record up to `sequence`, moved by a checkpoint that found
+    /// it holding every record up to `previous`.
+    ///
+    /// The list of moves (`prefs_moved`) is complete from `moved_from` through `moved_through`.
+    /// When the last checkpoint was not this release's (one that lists nothing: `moved_through`
+    /// is not `previous`), the list is complete only from `previous` on. Moves more than
+    /// ``keptMoves`` sequence numbers old are cut from the list: a store that far behind reads
+    /// every row instead.
+    static func setCheckpointedSequence(
+        _ sequence: UInt64, after previous: UInt64, in connection: SQLiteConnection
+    ) throws {
+        try setMeta("checkpointed_sequence", sequence, in: connection)
+        let listedThrough = try meta("moved_through", in: connection)
+        var listedFrom = try meta("moved_from", in: connection) ?? previous
+        if listedThrough != previous { listedFrom = max(listedFrom, previous) }
+        if sequence > keptMoves && sequence - keptMoves > listedFrom {
+            listedFrom = sequence - keptMoves
+            try connection.run(
+                "DELETE FROM prefs_moved WHERE batch <= ?1", [.integer(Int64(bitPattern: listedFrom))])
+        }
+        try setMeta("moved_from", listedFrom, in: connection)
+        try setMeta("moved_through", sequence, in: connection)
+    }
+
+    /// How many sequence numbers of moves the list keeps (about 2.5 MB of list at most).
+    static let keptMoves: UInt64 = 1 << 17
+
+    /// Starts the list of moves at `sequence` (a new file, or one of an earlier schema).
+    static func startListingMoves(at sequence: UInt64, in connection: SQLiteConnection) throws {
+        try setMeta("moved_from", sequence, in: connection)
+        try setMeta("moved_through", sequence, in: connection)
+    }
+
+    private static func meta(_ name: String, in connection: SQLiteConnection) throws -> UInt64? {
+        try connection.integer("SELECT value FROM prefs_meta WHERE name = ?1", [.text(name)])
+            .map { UInt64(bitPattern: $0) }
+    }
+
+    private static func setMeta(_ name: String, _ value: UInt64, in connection: SQLiteConnection) throws {
         try connection.run(
             """
-            INSERT INTO prefs_meta(name, value) VALUES ('checkpointed_sequence', ?1)
+            INSERT INTO prefs_meta(name, value) VALUES (?1, ?2)
             ON CONFLICT(name) DO UPDATE SET value = excluded.value
-            """, [.integer(Int64(bitPattern: sequence))])
+            """, [.text(name), .integer(Int64(bitPattern: value))])
     }
 
     /// Stores a key's value (or its removal, `.null`) with the sequence number of its write.
@@ -135,6 +172,53 @@ final class StoreConnection: Sendable {
             """, [key, value, .integer(Int64(bitPattern: sequence))])
     }
 
+    /// Lists the keys a checkpoint moved (``MovedKeys``) under `batch`, the highest sequence
+    /// number it moved: one row per checkpoint, not one per key (a row per key cost a third of
+    /// what an upsert does).
+    static func list(_ moved: MovedKeys, batch: UInt64, in connection: SQLiteConnection) throws {
+        guard !moved.isEmpty else { return }
+        try moved.bytes.withUnsafeBytes { bytes in
+            try connection.run(
+                "INSERT INTO prefs_moved(batch, keys) VALUES (?1, ?2) ON CONFLICT(batch) DO UPDATE SET keys = keys || excluded.keys",
+                [.integer(Int64(bitPattern: batch)), .bytes(bytes)])
+        }
+    }
+
+    /// Keys a checkpoint moved, as one blob: each key's UTF-8 bytes after their count (4 bytes,
+    /// little-endian).
+    struct MovedKeys {
+        private(set) var bytes: [UInt8] = []
+        var isEmpty: Bool { bytes.isEmpty }
+
+        mutating func add(_ key: UnsafeRawBufferPointer) {
+            withUnsafeBytes(of: UInt32(key.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: key)
+        }
+
+        mutating func add(_ key: String) {
+            var key = key
+            key.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+        }
+
+        /// The keys in a listed blob, or `nil` when it is not one (a damaged file).
+        static func keys(in blob: UnsafeRawBufferPointer) -> [StoreKey]? {
+            var keys: [StoreKey] = []
+            var offset = 0
+            while offset < blob.count {
+                guard blob.count - offset >= 4 else { return nil }
+                let count = Int(
+                    UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                offset += 4
+                guard count <= blob.count - offset,
+                    let key = String(bytes: blob[offset..<offset + count], encoding: .utf8)
+                else { return nil }
+                keys.append(StoreKey(key))
+                offset += count
+            }
+            return keys
+        }
+    }
+
     /// What changed in SQLite after a sequence number.
     struct ChangedRows {
         /// Each changed key's value (`nil`: removed).
@@ -146,17 +230,38 @@ final class StoreConnection: Sendable {
     }
 
     /// The rows changed after `known`, and the checkpoint mark, read in one transaction.
+    ///
+    /// From the list of moves when it is complete after `known`; otherwise (a store behind the
+    /// list's start, or a checkpoint of a release that lists nothing) from every row.
     func rowsChanged(after known: UInt64, in database: inout SQLiteStore.Database) throws -> ChangedRows {
         let connection = database.connection
         var rows = ChangedRows(highest: known)
         try perform {
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
-            rows.highest = max(rows.highest, try Self.checkpointedSequence(connection))
-            try connection.run(
-                "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1",
-                [.integer(Int64(bitPattern: known))]
-            ) { row in
+            let checkpointed = try Self.checkpointedSequence(connection)
+            rows.highest = max(rows.highest, checkpointed)
+            let listedFrom = try connection.integer("SELECT value FROM prefs_meta WHERE name = 'moved_from'")
+            let listedThrough = try connection.integer(
+                "SELECT value FROM prefs_meta WHERE name = 'moved_through'")
+            let listed =
+                listedFrom.map { UInt64(bitPattern: $0) <= known } == true
+                && listedThrough.map { UInt64(bitPattern: $0) >= checkpointed } == true
+            // Keys as StoreKeys: two spellings of one text (Unicode normalisation) are two keys.
+            var keys: Set<StoreKey>?
+            if listed {
+                keys = []
+                try connection.run(
+                    "SELECT keys FROM prefs_moved WHERE batch > ?1", [.integer(Int64(bitPattern: known))]
+                ) { row in
+                    guard let listedKeys = MovedKeys.keys(in: row.blobBytes(0)) else {
+                        keys = nil
+                        return
+                    }
+                    keys?.formUnion(listedKeys)
+                }
+            }
+            func add(_ row: SQLiteConnection.Row) {
                 let key = StoreKey(row.text(0))
                 rows.highest = max(rows.highest, UInt64(bitPattern: row.integer(2)))
                 if row.isNull(1) {
@@ -166,6 +271,20 @@ final class StoreConnection: Sendable {
                 } else {
                     rows.undecodable.append(key.name)
                 }
+            }
+            let knownNumber = SQLiteConnection.Parameter.integer(Int64(bitPattern: known))
+            if let keys {
+                // Each listed key looked up (a batch can hold writes from before `known` too:
+                // the rows' own numbers leave those out).
+                for key in keys {
+                    try connection.run(
+                        "SELECT key, value, seq FROM prefs_entries WHERE key = ?1 AND seq > ?2",
+                        [.text(key.name), knownNumber], row: add)
+                }
+            } else {
+                // Not listed since `known` (or a damaged list): every row.
+                try connection.run(
+                    "SELECT key, value, seq FROM prefs_entries WHERE seq > ?1", [knownNumber], row: add)
             }
         }
         return rows
