@@ -273,6 +273,10 @@ final class StoreConnection: Sendable {
                 }
             }
             let knownNumber = SQLiteConnection.Parameter.integer(Int64(bitPattern: known))
+            // A look-up per key costs several times a row of a scan: past an eighth of the rows
+            // (the largest rowid counts them, or a few more), the scan is cheaper.
+            let rowCount = try connection.integer("SELECT max(rowid) FROM prefs_entries") ?? 0
+            if let listedKeys = keys, listedKeys.count * 8 > rowCount { keys = nil }
             if let keys {
                 // Each listed key looked up (a batch can hold writes from before `known` too:
                 // the rows' own numbers leave those out).
