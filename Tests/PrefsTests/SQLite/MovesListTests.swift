@@ -20,6 +20,11 @@ import Testing
         try connection.execute(sql)
     }
 
+    /// The sequence number up to which the file's SQLite holds every record.
+    private func checkpointed(_ path: String) throws -> UInt64 {
+        try StoreConnection.checkpointedSequence(SQLiteConnection(path: path, readOnly: true))
+    }
+
     private func integer(_ path: String, _ sql: String) throws -> Int64? {
         try SQLiteConnection(path: path, readOnly: true).integer(sql)
     }
@@ -31,8 +36,7 @@ import Testing
         try store.transaction { t in for index in 0..<100 { t["other\(index)"] = .integer(Int64(index)) } }
         try store.setValue(.integer(1), forKey: "before")
         try store.flush()
-        let known = UInt64(
-            try integer(path, "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'") ?? 0)
+        let known = try checkpointed(path)
         for index in 0..<20 { try store.setValue(.integer(Int64(index)), forKey: "k\(index % 5)") }
         try store.setValue(nil, forKey: "before")
         try store.flush()
@@ -64,8 +68,7 @@ import Testing
         let store = try SQLiteStore(path: path)
         try store.transaction { t in for index in 0..<100 { t["other\(index)"] = .integer(Int64(index)) } }
         try store.flush()
-        let known = UInt64(
-            try integer(path, "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'") ?? 0)
+        let known = try checkpointed(path)
         try store.setValue(.integer(1), forKey: "caf\u{E9}")
         try store.setValue(.integer(2), forKey: "cafe\u{301}")
         try store.flush()
@@ -80,8 +83,7 @@ import Testing
         let store = try SQLiteStore(path: path)
         try store.setValue(.integer(1), forKey: "listed")
         try store.flush()
-        let known = UInt64(
-            try integer(path, "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'") ?? 0)
+        let known = try checkpointed(path)
         let unlisted = known + 1_000
         try change(
             path,

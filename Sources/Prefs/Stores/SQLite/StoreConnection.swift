@@ -101,9 +101,7 @@ final class StoreConnection: Sendable {
 
     /// The sequence number up to which SQLite holds every record (0 for a file without one).
     static func checkpointedSequence(_ connection: SQLiteConnection) throws -> UInt64 {
-        let stored = try connection.integer(
-            "SELECT value FROM prefs_meta WHERE name = 'checkpointed_sequence'")
-        return UInt64(bitPattern: stored ?? 0)
+        try meta("checkpointed_sequence", in: connection) ?? 0
     }
 
     /// Records that SQLite holds every record up to `sequence`, moved by a checkpoint that found
@@ -241,12 +239,10 @@ final class StoreConnection: Sendable {
             defer { try? connection.execute("COMMIT") }
             let checkpointed = try Self.checkpointedSequence(connection)
             rows.highest = max(rows.highest, checkpointed)
-            let listedFrom = try connection.integer("SELECT value FROM prefs_meta WHERE name = 'moved_from'")
-            let listedThrough = try connection.integer(
-                "SELECT value FROM prefs_meta WHERE name = 'moved_through'")
+            let listedFrom = try Self.meta("moved_from", in: connection)
+            let listedThrough = try Self.meta("moved_through", in: connection)
             let listed =
-                listedFrom.map { UInt64(bitPattern: $0) <= known } == true
-                && listedThrough.map { UInt64(bitPattern: $0) >= checkpointed } == true
+                listedFrom.map { $0 <= known } == true && listedThrough.map { $0 >= checkpointed } == true
             // Keys as StoreKeys: two spellings of one text (Unicode normalisation) are two keys.
             var keys: Set<StoreKey>?
             if listed {
@@ -275,8 +271,11 @@ final class StoreConnection: Sendable {
             let knownNumber = SQLiteConnection.Parameter.integer(Int64(bitPattern: known))
             // A look-up per key costs several times a row of a scan: past an eighth of the rows
             // (the largest rowid counts them, or a few more), the scan is cheaper.
-            let rowCount = try connection.integer("SELECT max(rowid) FROM prefs_entries") ?? 0
-            if let listedKeys = keys, listedKeys.count * 8 > rowCount { keys = nil }
+            if let listedKeys = keys,
+                listedKeys.count * 8 > (try connection.integer("SELECT max(rowid) FROM prefs_entries") ?? 0)
+            {
+                keys = nil
+            }
             if let keys {
                 // Each listed key looked up (a batch can hold writes from before `known` too:
                 // the rows' own numbers leave those out).
