@@ -75,24 +75,12 @@ let package = Package(
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
         .executableTarget(
             name: "PrefsFuzz", dependencies: ["Prefs", "PrefsJournal", "PrefsTool"], path: "Fuzz/PrefsFuzz"),
-        // The benchmarks: `swift run -c release prefs-bench` (raw SQLite and libpq are baselines).
-        // Not a product: a package that depends on Prefs never sees it.
-        .executableTarget(
-            name: "prefs-bench",
-            dependencies: [
-                "Prefs", "PrefsChildWork",
-                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
-            ] + whereverPostgres("PrefsPostgres") + whereverPostgres("CLibPQ"),
-            swiftSettings: postgresSettings
-        ),
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(
             name: "PrefsTestHelper",
-            dependencies: ["Prefs", "PrefsChildWork"] + whereverPostgres("PrefsPostgres"),
+            dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
             path: "Tests/PrefsTestHelper",
             swiftSettings: postgresSettings),
-        // What the test helper and the benchmark's child processes do, written once.
-        .target(name: "PrefsChildWork", dependencies: ["Prefs"]),
         // What every test target shares: finding and running the package's executables, waiting.
         .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
         // The few system calls the tests make that Swift cannot say (behind GNU-only macros).

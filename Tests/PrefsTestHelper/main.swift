@@ -25,7 +25,6 @@
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
 import Prefs
-import PrefsChildWork
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres

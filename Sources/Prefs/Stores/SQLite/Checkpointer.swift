@@ -30,7 +30,7 @@ final class Checkpointer: Sendable {
     /// runs): a write past the journal's limit then does not move the journal on its own thread.
     let refused = AtomicWord()
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
-    /// records they moved into SQLite (for `prefs-bench`'s `checkpoint_cpu_ns_per_write`).
+    /// records they moved into SQLite (a test waits for a background move by it).
     let cost = Locked(CheckpointCost())
 
     init(path: String, options: SQLiteStore.Options, journal: Journal?, sqlite: StoreConnection) {

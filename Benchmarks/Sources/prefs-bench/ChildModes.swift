@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import PrefsChildWork
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres
@@ -67,12 +66,18 @@ enum ChildMode: String {
             print(Date().timeIntervalSince1970)
         case .profile: try Self.profile(a)
         case .sqliteIncrement:
-            try ChildWork.increments(
-                of: "n", in: Preferences(store: try SQLiteStore(path: a[0])), count: number(1))
+            let prefs = Preferences(store: try SQLiteStore(path: a[0]))
+            let count = Preferences.Key<Int>("n", default: 0)
+            for _ in 0..<number(1) { try prefs.update { $0[count] += 1 } }
         case .ackWriter:
-            try ChildWork.acknowledgedWrites(
-                to: Preferences(store: try SQLiteStore(path: a[0])), pauseMicroseconds: 200, count: number(1)
-            ) { index in ChildWork.say("\(index)") }
+            // `k<i>` = i, then i on standard output at once (unbuffered): the parent reads the key
+            // back after the line arrives.
+            let store = try SQLiteStore(path: a[0])
+            for index in 0..<number(1) {
+                try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
+                FileHandle.standardOutput.write(Data("\(index)\n".utf8))
+                usleep(200)
+            }
         case .open:
             let start = DispatchTime.now().uptimeNanoseconds
             let store = try SQLiteStore(path: a[0])
@@ -81,7 +86,7 @@ enum ChildMode: String {
         case .rssEmpty: print(Processes.residentMegabytes())
         case .rss:
             let store = try SQLiteStore(path: a[0])
-            precondition(!store.keys().isEmpty)
+            precondition(!Preferences(store: store).storedKeys.isEmpty)
             print(Processes.residentMegabytes())
         case .rssReadAll:
             let prefs = Preferences(store: try SQLiteStore(path: a[0]))

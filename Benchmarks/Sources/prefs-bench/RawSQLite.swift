@@ -3,7 +3,7 @@ import Foundation
 #if canImport(SQLite3)
     import SQLite3
 #else
-    import CSQLite
+    import BenchSQLite
 #endif
 
 /// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone.

@@ -1,6 +1,6 @@
 // prefs-bench: Prefs measured against the baselines a user would otherwise pick, in the same run.
 //
-//   swift run -c release prefs-bench [--quick] [--json] [--only TEXT] [--plot PATH] [--postgres URL [--fleet N]]
+//   swift run -c release --package-path Benchmarks prefs-bench [--quick] [--json] [--only TEXT] [--plot PATH] [--postgres URL [--fleet N]]
 //
 // Every figure is the median of several repetitions; ratios compare figures measured side by side.
 // The workloads are the table in Suite.swift; Report.swift prints what they measured.

@@ -1,7 +1,5 @@
-import PrefsJournal
-
 #if PREFS_POSTGRESQL
-    import CLibPQ
+    import BenchLibPQ
     import Foundation
     import Prefs
     import PrefsPostgres

@@ -1,5 +1,4 @@
 import Foundation
-import PrefsJournal
 
 /// An SVG chart of write time against keys stored, Foundation `UserDefaults` against
 /// `SQLiteStore`, with one raw SQLite commit (measured in the same run) as a baseline, both axes

@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import PrefsJournal
 
 /// Timing helpers: every figure is the median of several repetitions, measured in this run.
 enum Measure {
@@ -124,5 +123,27 @@ struct MachineCPU {
     func stealPercent(since start: MachineCPU) -> Double {
         guard total > start.total else { return 0 }
         return Double(steal - start.steal) / Double(total - start.total) * 100
+    }
+}
+
+extension Duration {
+    /// The duration in nanoseconds, with fractions.
+    var nanoseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+}
+
+/// State guarded by a lock, for the benchmark's own threads (Prefs' lock is not public).
+final class Locked<State>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ state: State) { self.state = state }
+
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
     }
 }

@@ -1,5 +1,5 @@
 #if PREFS_POSTGRESQL
-    import CLibPQ
+    import BenchLibPQ
     import Foundation
     import Prefs
     import PrefsPostgres
@@ -35,7 +35,8 @@
             let raw = Measure.nanosecondsPerOperation(operations: writes, repetitions: repetitions) {
                 for index in 0..<writes {
                     let key = "k\(index % 100)"
-                    let value = PropertyListValue.integer(Int64(index)).storedEncoding()
+                    // A type byte and the integer's eight: about the bytes the store writes.
+                    let value = [UInt8(1)] + withUnsafeBytes(of: Int64(index).bigEndian) { Array($0) }
                     let namespace = "bench-raw-\(getpid())"
                     key.withCString { keyPointer in
                         namespace.withCString { namespacePointer in

@@ -1,20 +1,19 @@
 import Foundation
 import Prefs
 
-/// What the processes that tests and the benchmark start do, written once: the test helper
-/// (`PrefsTestHelper`) and the benchmark's child modes (`prefs-bench --child …`) both call these.
+/// What the processes the tests start do, where several of the helper's modes share it.
 ///
 /// ```swift
 /// try ChildWork.acknowledgedWrites(to: prefs, count: 1_000) { index in print(index) }
 /// ```
-package enum ChildWork {
+enum ChildWork {
     /// Writes `k<i>` = `i` (a string of `i` and `fill` x's when `fill` > 0), then `latest` = `i`,
     /// for `i` from one past the stored `latest`, and calls `acknowledge(i)` once both writes
     /// returned: whatever `acknowledge` records was acknowledged, and must survive.
     ///
     /// `retrying`: a write that throws is said on stderr and tried again 20 ms later (a server
     /// that went away); otherwise the error is thrown.
-    package static func acknowledgedWrites(
+    static func acknowledgedWrites(
         to prefs: Preferences, fill: Int = 0, pauseMicroseconds: UInt32 = 0, count: Int = .max,
         retrying: Bool = false, acknowledge: (Int) -> Void
     ) throws {
@@ -42,14 +41,14 @@ package enum ChildWork {
 
     /// Runs `update { $0[key] += 1 }` `count` times: several processes doing it at once must end
     /// at the sum of their counts.
-    package static func increments(of keyName: String, in prefs: Preferences, count: Int) throws {
+    static func increments(of keyName: String, in prefs: Preferences, count: Int) throws {
         let key = Preferences.Key<Int>(keyName, default: 0)
         for _ in 0..<count { try prefs.update { $0[key] += 1 } }
     }
 
     /// Writes a line to standard output at once, unbuffered, so the parent sees exactly what was
     /// acknowledged even if this process is killed a moment later.
-    package static func say(_ line: String) {
+    static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import PrefsChildWork
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres
