@@ -42,15 +42,19 @@ let package = Package(
         .target(
             name: "Prefs",
             dependencies: [
-                "CPrefsShared", "PrefsJournal",
+                "CPrefsShared", "PrefsSupport", "PrefsJournal",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ],
             // The privacy manifest an app embedding Prefs needs for App Store upload.
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The SQLite store's engine: the journal shared by processes (its file, header, records,
-        // lock and wake-ups), with a small package-level API the store uses. Not a product.
-        .target(name: "PrefsJournal", dependencies: ["CPrefsShared"]),
+        // lock and wake-ups) and the system calls it and the stores make, with a small
+        // package-level API the store uses. Not a product.
+        .target(name: "PrefsJournal", dependencies: ["CPrefsShared", "PrefsSupport"]),
+        // What every module of the package shares and none owns: the lock around shared state,
+        // an atomic word, `Duration` in the units system calls take, validated UTF-8.
+        .target(name: "PrefsSupport", dependencies: ["CPrefsShared"]),
         // Atomics and futex waits on memory shared between processes, and notify(3): the few
         // lines Swift cannot say (the SQLite store's change signal).
         .target(name: "CPrefsShared"),
@@ -61,7 +65,7 @@ let package = Package(
         // PostgresStore, a product of its own so the core needs no libpq (an empty module where
         // PostgreSQL support is not built).
         .target(
-            name: "PrefsPostgres", dependencies: ["Prefs"] + whereverPostgres("CLibPQ"),
+            name: "PrefsPostgres", dependencies: ["Prefs", "PrefsSupport"] + whereverPostgres("CLibPQ"),
             swiftSettings: postgresSettings),
         .systemLibrary(
             name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
@@ -70,7 +74,7 @@ let package = Package(
         .executableTarget(name: "PrefsCLI", dependencies: ["PrefsTool"]),
         // The tool's commands and its plist readers and writers, as a library the fuzzers share.
         .target(
-            name: "PrefsTool", dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
+            name: "PrefsTool", dependencies: ["Prefs", "PrefsSupport"] + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
         .executableTarget(
@@ -88,14 +92,17 @@ let package = Package(
         .testTarget(
             name: "PrefsTests",
             dependencies: [
-                "Prefs", "PrefsJournal", "PrefsTestSupport", "CPrefsTestSupport", "PrefsTestHelper",
+                "Prefs", "PrefsJournal", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
+                "PrefsTestHelper",
             ]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),
         .testTarget(
             name: "PrefsPostgresTests",
-            dependencies: ["Prefs", "PrefsJournal", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI"]
+            dependencies: [
+                "Prefs", "PrefsJournal", "PrefsSupport", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI",
+            ]
                 + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),
     ],

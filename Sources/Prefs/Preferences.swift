@@ -1,5 +1,4 @@
 import Foundation
-import PrefsJournal
 
 /// Typed access to a store of preferences: the handle every feature goes through.
 ///

@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsSupport
 
 /// The process's one queue of events on its stores' files (inotify, Linux): the kernel queues an
 /// event while it unlinks, renames over or moves a watched file, before that call returns, so a

@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsSupport
 
 /// Opening: creating the journal, replacing the older signal-only file, checking the header.
 extension Journal {

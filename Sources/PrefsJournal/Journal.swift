@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsSupport
 
 /// The SQLite store's write-ahead journal: `<name>-prefs`, mapped shared by every process that
 /// opens the store, where a write costs a `memcpy` instead of a SQLite commit.

@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsSupport
 
 /// The journal's cross-process lock, of the kind its header names.
 ///

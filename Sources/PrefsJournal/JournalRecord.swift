@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsSupport
 
 /// Where a record's header fields are (the layout below), named once for every reader and
 /// writer of records.

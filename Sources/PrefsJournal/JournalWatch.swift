@@ -1,6 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
+import PrefsSupport
 
 /// Wakes a store when another store on the same file (in any process) writes, so that nobody
 /// polls.

@@ -1,4 +1,5 @@
 import PrefsJournal
+import PrefsSupport
 
 #if PREFS_POSTGRESQL
     import Foundation

@@ -1,4 +1,4 @@
-import PrefsJournal
+import PrefsSupport
 
 #if PREFS_POSTGRESQL
     import Foundation

@@ -1,6 +1,6 @@
 import Foundation
 import Prefs
-import PrefsJournal
+import PrefsSupport
 
 /// Reading and writing the XML and JSON files of `export` and `import` with the tool's own code,
 /// so that a domain's keys stay exact: Foundation's readers and writers on Linux merge keys that

@@ -2,7 +2,7 @@
     import Foundation
     import PrefsTestSupport
     import Prefs
-    import PrefsJournal
+    import PrefsSupport
     import Testing
 
     @testable import PrefsPostgres

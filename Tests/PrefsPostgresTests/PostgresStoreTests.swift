@@ -3,7 +3,7 @@
     import Observation
     import PrefsTestSupport
     import Prefs
-    import PrefsJournal
+    import PrefsSupport
     import PrefsPostgres
     import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// Something a read or a non-throwing write could not do, reported instead of crashing or throwing.
 ///

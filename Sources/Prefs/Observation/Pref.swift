@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import PrefsJournal
+import PrefsSupport
 
 #if canImport(SwiftUI)
     import SwiftUI

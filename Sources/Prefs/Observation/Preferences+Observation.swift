@@ -1,4 +1,4 @@
-import PrefsJournal
+import PrefsSupport
 
 /// A change of one typed preference: its value before and after.
 ///

@@ -1,5 +1,5 @@
 import Dispatch
-import PrefsJournal
+import PrefsSupport
 
 /// A set of changes applied to a store at once: each key set to its new value, or removed.
 ///

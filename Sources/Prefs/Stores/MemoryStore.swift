@@ -1,4 +1,4 @@
-import PrefsJournal
+import PrefsSupport
 
 /// A store that keeps values in memory only: for tests, previews and values that should not
 /// outlive the process.

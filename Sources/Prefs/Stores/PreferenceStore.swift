@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// The one protocol a store implements: read, write and list values, run a transaction, and
 /// publish changes.

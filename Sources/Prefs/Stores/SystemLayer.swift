@@ -1,5 +1,6 @@
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 /// An administrator's layer under a domain, as dconf's system databases and Apple's managed
 /// preferences are: defaults that replace the program's own, and locked values the program reads

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// The keys of a `UserDefaults` being watched, each counted once per observation that asked for
 /// it, so a key is watched from its first observer until its last one ends.

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// A store backed by Foundation's `UserDefaults`: plist-typed values are stored as plain plist
 /// values, so programs that use `UserDefaults` directly read them, and the other way round.

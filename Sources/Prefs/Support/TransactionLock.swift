@@ -1,6 +1,6 @@
 import CPrefsShared
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// The lock a store holds while a transaction's body runs: it knows which thread holds it, so a
 /// nested write on the same store stops with a message instead of deadlocking, and it gives up

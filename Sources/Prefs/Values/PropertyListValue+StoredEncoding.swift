@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// The stored encoding: the compact form in which the database stores (SQLite, PostgreSQL) keep a
 /// value — Prefs's own, not Apple's binary property list. Exact for every value (dates and reals

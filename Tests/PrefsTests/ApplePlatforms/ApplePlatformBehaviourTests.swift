@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 

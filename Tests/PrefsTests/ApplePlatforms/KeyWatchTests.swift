@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// A store that watches keys as `UserDefaultsStore` does on Apple platforms: it counts the keys
 /// observations ask for with the same ``WatchedKeys`` its key-value observing is driven by.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 

@@ -6,6 +6,7 @@
 
     @testable import Prefs
     @testable import PrefsJournal
+    import PrefsSupport
 
     /// The journal's cross-process lock excludes every thread of the process too.
     ///

@@ -6,6 +6,7 @@
 
     @testable import Prefs
     @testable import PrefsJournal
+    import PrefsSupport
 
     /// What a power loss, another process or a hostile file can leave at the journal, and how
     /// the store recovers: every whole record that SQLite lacks is kept, nothing cut comes back,

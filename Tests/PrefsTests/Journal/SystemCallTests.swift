@@ -2,6 +2,7 @@
     import Foundation
     import Glibc
     import PrefsJournal
+    import PrefsSupport
     import Testing
 
     /// The engine's system-call layer makes a call again when a signal interrupts it.

@@ -3,7 +3,7 @@
     import CPrefsTestSupport
     import Foundation
     import Glibc
-    import PrefsJournal
+    import PrefsSupport
     import Testing
 
     /// The journal's thread lock (Apple's lock, and Linux's under `PREFS_JOURNAL_LOCK=flock`)

@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// Two spellings Swift's `String ==` takes for one: `é` as one scalar and as `e` + U+0301.
 let composed = "caf\u{E9}"

@@ -1,10 +1,10 @@
 import Foundation
 import Observation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 final class Settings: PreferenceGroup {
     @Preference var name = ""

@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 extension Preferences.Keys {
     fileprivate static let muted = Key<Bool>("muted", default: false)

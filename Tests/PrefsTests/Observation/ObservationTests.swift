@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// Waits until `condition` holds, for at most `seconds`; observers are called asynchronously.
 

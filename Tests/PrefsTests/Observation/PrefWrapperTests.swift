@@ -1,10 +1,10 @@
 import Foundation
 import Observation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// A model holding preferences as properties, as an app's would. (`@unchecked`: a property
 /// wrapper's storage is a `var`, though `Pref` is `Sendable` and is never reassigned here.)

@@ -4,7 +4,6 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
 
     /// Power loss, simulated, and every image checked against what was acknowledged.
     ///

@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// Issue "Nothing lost, nothing hung": items 3 (a deleted or replaced file) and 15 (closing on
 /// the releasing thread).

@@ -4,7 +4,7 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    import PrefsSupport
 
     /// Real processes (PrefsTestHelper) sharing one SQLite file.
     @Suite struct SQLiteMultiProcessTests {

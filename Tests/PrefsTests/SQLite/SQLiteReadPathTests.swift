@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// The SQLite store's read path: the cache's table (`KeyTable`), values decoded when first read,
 /// and the slots plain values are read from without a lock (`ReadSlots`).

@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// Other connections' commits are found because they signal, not because anyone polls: with the
 /// safety-net interval set to an hour, changes still arrive at once.

@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 #if canImport(SQLite3)
     import SQLite3

@@ -1,10 +1,10 @@
 import Foundation
 import Observation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// Issue "Keys the program declares are known outside it", items 6 and 8: an administrator's
 /// layer under a domain, with defaults that replace the code's and locked values no write changes.

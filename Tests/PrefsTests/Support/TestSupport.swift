@@ -1,9 +1,9 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
 
 /// The stores every value must round-trip through, each made fresh for one test.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -2,6 +2,7 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 /// Moves a store's journal into SQLite: in the background once the journal grows past
 /// ``SQLiteStoreCore/checkpointThreshold``, in line when it is past the limit, on `flush()` and

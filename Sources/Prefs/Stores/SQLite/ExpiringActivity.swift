@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import PrefsJournal
+import PrefsSupport
 
 /// Background work the system may cut short, or refuse.
 ///

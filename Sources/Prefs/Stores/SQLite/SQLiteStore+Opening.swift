@@ -1,5 +1,6 @@
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 /// Opening a store file: folders and permissions, WAL, the schema and its version, loading the
 /// cache, and what to do with a file that is damaged.

@@ -1,7 +1,6 @@
 import CPrefsShared
 import Dispatch
 import Foundation
-import PrefsJournal
 
 /// Reading: the cache, kept current with the journal (and with SQLite when the journal no
 /// longer holds what the cache misses).

@@ -2,6 +2,7 @@ import CPrefsShared
 import Dispatch
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 extension SQLiteStore {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).

@@ -1,6 +1,7 @@
 import CPrefsShared
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 /// What a store's reads answer from: every value, current up to a position in the journal, with
 /// the lock-free read slots in front of it; and the one way the values move forward, applying

@@ -1,5 +1,6 @@
 import Foundation
 import PrefsJournal
+import PrefsSupport
 
 /// A store's connection to its SQLite file, open only while it is used, and the statements the
 /// store runs on it.
