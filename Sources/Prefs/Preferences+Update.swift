@@ -95,6 +95,7 @@ extension Preferences {
     ///   timeout (``StoreError`` of kind `.busy`).
     @discardableResult
     public func update<Result>(_ body: (inout Update) throws -> Result) throws -> Result {
+        var written: [StoreKey: ValueChange] = [:]
         do {
             return try store.transaction { transaction in
                 var update = Update(transaction: transaction, preferences: self)
@@ -106,12 +107,17 @@ extension Preferences {
                 }
                 if let error = update.firstError { throw error }
                 transaction = update.transaction
+                written = transaction.writes
                 return result
             }
         } catch let thrown as ThrownByBody {
             throw thrown.error
         } catch let error as PreferenceError {
             throw error
+        } catch let error as ValueCodingError {
+            // The store's own check of a value's nesting: the key is the write it refuses.
+            let key = written.first { (try? $0.value.newValue?.checkNesting()) == nil }?.key.name
+            throw PreferenceError(key: key ?? "(update)", store: store.description, reason: .encoding(error))
         } catch {
             throw PreferenceError(key: "(update)", store: store.description, reason: .store(error))
         }

@@ -23,12 +23,12 @@ public struct Preferences: Sendable {
     public let diagnostics: PreferenceDiagnostics
     /// An administrator's defaults and locked values under the store, when there are any.
     public let system: SystemLayer?
-    /// The store when it is a ``UserDefaultsStore``: reads of standard types cast its object
-    /// once (``directValue(of:from:)``).
-    @usableFromInline let userDefaultsStore: UserDefaultsStore?
-    /// The store when it is a ``SQLiteStore``: reads of standard types build the value from its
-    /// read slot's words (``sqliteValue(of:)``).
-    @usableFromInline let sqliteStore: SQLiteStore?
+    /// The store when it answers a typed read in its own words (``typedValue(of:)``); `nil`
+    /// for any other store.
+    @usableFromInline let typedReadStore: (any TypedReadStore)?
+    /// Whether the store refuses a value nested too deeply itself (every store of Prefs' own
+    /// does, as it writes): the handle then leaves the check to it, so a write checks once.
+    let storeChecksNesting: Bool
 
     /// Creates a handle on `store`, under an administrator's layer when `system` is given: its
     /// locked values win over what is stored, and its defaults over the keys' own.
@@ -42,10 +42,10 @@ public struct Preferences: Sendable {
         system: SystemLayer? = nil
     ) {
         self.store = store
+        typedReadStore = store as? any TypedReadStore
+        storeChecksNesting = store is any PrefsOwnStore
         self.diagnostics = diagnostics
         self.system = system
-        userDefaultsStore = store as? UserDefaultsStore
-        sqliteStore = store as? SQLiteStore
         if let problem = system?.problem {
             diagnostics.report(
                 PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
@@ -61,13 +61,7 @@ public struct Preferences: Sendable {
     @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
-            guard let system else {
-                if let value = sqliteValue(of: key) { return value }
-                if let userDefaultsStore, let value = directValue(of: key, from: userDefaultsStore) {
-                    return value
-                }
-                return decode(store.value(forKey: key.name), for: key)
-            }
+            guard let system else { return typedValue(of: key) }
             return layered(key, system, stored: store.value(forKey: key.name))
         }
         nonmutating set {
@@ -92,6 +86,9 @@ public struct Preferences: Sendable {
             try store.setValue(encoded, forKey: key.name)
         } catch let error as PreferenceError {
             throw error
+        } catch let error as ValueCodingError {
+            // The store's own check of the value's nesting (``encode(_:for:)`` left it to it).
+            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))
         } catch {
             throw PreferenceError(key: key.name, store: store.description, reason: .store(error))
         }
@@ -122,9 +119,8 @@ public struct Preferences: Sendable {
     /// prefs.hasValue(for: .volume)  // false until something is stored
     /// ```
     public func hasValue(for key: Keys) -> Bool {
-        // Not what `UserDefaults` merely has registered: only what is stored.
-        if let userDefaultsStore { return userDefaultsStore.storedValue(forKey: key.name) != nil }
-        return store.value(forKey: key.name) != nil
+        // Not what a store merely has registered (`UserDefaults`' defaults): only what is stored.
+        store.storedValue(forKey: key.name) != nil
     }
 
     /// The names of every stored key, sorted by Unicode scalars.
@@ -202,7 +198,7 @@ public struct Preferences: Sendable {
     func encode<Value>(_ value: Value, for key: Key<Value>) throws -> PropertyListValue? {
         do {
             let encoded = try key.encode(value)
-            try encoded?.checkNesting()
+            if !storeChecksNesting { try encoded?.checkNesting() }
             return encoded
         } catch let error as ValueCodingError {
             throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))

@@ -75,9 +75,12 @@ extension PreferenceStore {
 
 /// What Prefs's own stores do beyond the public protocol.
 ///
-/// They list keys cheaply, watch chosen keys and keep key descriptions. Package API, so the public protocol stays the few calls any store
-/// needs; ``PreferenceStore``'s methods of the same names answer for every store, from these
-/// where a store has them.
+/// They list keys cheaply, watch chosen keys and keep key descriptions, and each refuses a
+/// value nested deeper than ``PropertyListValue/maximumNestingDepth`` as it writes (with
+/// ``ValueCodingError/nestedTooDeeply(limit:)``), so ``Preferences`` leaves that check to them.
+/// Package API, so the
+/// public protocol stays the few calls any store needs; ``PreferenceStore``'s methods of the
+/// same names answer for every store, from these where a store has them.
 package protocol PrefsOwnStore: PreferenceStore {
     /// Every stored key, in no particular order.
     func keys() -> [String]
@@ -94,6 +97,10 @@ package protocol PrefsOwnStore: PreferenceStore {
 
     /// Keeps these key descriptions, each replacing the one kept for its key before.
     func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws
+
+    /// The value stored for `key`: ``PreferenceStore/value(forKey:)`` without what the store
+    /// merely has registered (`UserDefaults`' registered defaults).
+    func storedValue(forKey key: String) -> PropertyListValue?
 }
 
 extension PrefsOwnStore {
@@ -107,6 +114,9 @@ extension PrefsOwnStore {
         observe(handler)
     }
 
+    /// What `value(forKey:)` reads: a store that registers no defaults.
+    package func storedValue(forKey key: String) -> PropertyListValue? { value(forKey: key) }
+
     /// No descriptions: a store that keeps none.
     package func keyDescriptions() -> [String: PropertyListValue] { [:] }
 
@@ -114,6 +124,17 @@ extension PrefsOwnStore {
     package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
         throw keepsNoDescriptions(descriptions, store: "\(Self.self)")
     }
+}
+
+/// A store that answers a typed read in its own words.
+///
+/// A `SQLiteStore` gives a read slot's, from which ``Preferences`` builds a `String`, `Int`,
+/// `Double` or `Bool` without a ``PropertyListValue``. Every other store's typed reads start
+/// from ``PreferenceStore/value(forKey:)``.
+@usableFromInline
+package protocol TypedReadStore: PreferenceStore {
+    /// The value for `key` as the store holds it: a read slot's words, or the stored value.
+    func lookUp(_ key: String) -> StoredRead
 }
 
 extension PreferenceStore {
@@ -131,6 +152,17 @@ extension PreferenceStore {
         -> StoreObservation
     {
         (self as? any PrefsOwnStore)?.observe(keys: keys, handler) ?? observe(handler)
+    }
+
+    /// The value stored for `key`, not merely registered: `nil` for a default
+    /// `UserDefaults.register(defaults:)` gives.
+    ///
+    /// ```swift
+    /// store.storedValue(forKey: "volume")  // nil until something is stored
+    /// ```
+    package func storedValue(forKey key: String) -> PropertyListValue? {
+        if let store = self as? any PrefsOwnStore { return store.storedValue(forKey: key) }
+        return value(forKey: key)
     }
 
     /// The key descriptions published to the store; none for a store that keeps none.

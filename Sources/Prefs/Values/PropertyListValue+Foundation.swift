@@ -10,7 +10,22 @@ extension PropertyListValue {
     public init?(foundationObject object: Any) {
         // Native Swift values first: an `NSNumber` holding 1 also casts to `Bool`, a native `Int` does not.
         // Ordered by how often each type is stored and how cheap its cast is: reads of plain
-        // `UserDefaults` values go through here.
+        // `UserDefaults` values go through here. swift-corelibs-foundation answers native
+        // values, told apart by their type alone; a cast to `String` or `NSNumber` would bridge
+        // (a failed cast of an `Int` to `String` cost as much as the rest of a read).
+        let found = type(of: object)
+        if found == Int.self, let value = object as? Int {
+            self = .integer(Int64(value))
+            return
+        }
+        if found == Double.self, let value = object as? Double {
+            self = .double(value)
+            return
+        }
+        if found == Bool.self, let value = object as? Bool {
+            self = .bool(value)
+            return
+        }
         switch object {
         case let value as String: self = .string(value)
         case is NSNumber:

@@ -6,7 +6,7 @@ import Testing
 
 /// Typed reads from a `SQLiteStore` (issue "Ahead of MMKV", item 2): a plain key of `String`,
 /// `Int`, `Double` or `Bool` builds its value from the read slot's words
-/// (`Preferences.sqliteValue(of:)`); everything else goes through a `PropertyListValue`.
+/// (`Preferences.typedValue(of:)`); everything else goes through a `PropertyListValue`.
 @Suite struct SQLiteTypedReadTests {
     /// Every kind of stored value, read by keys of the four types (plain, and reading like
     /// `UserDefaults`, and with allowed values), answers exactly as the general path: the same

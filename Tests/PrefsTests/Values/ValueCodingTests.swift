@@ -85,6 +85,32 @@ private struct Mixed: Codable, Equatable {
         #expect(store.value(forKey: "other") == nil)
     }
 
+    /// A value too deep written through a handle is the key's encoding error, whether the store
+    /// refuses it (Prefs' own stores, which the handle leaves the check to, so a write checks
+    /// once) or the handle does (a store of another library, which may check nothing), by
+    /// `set` and by `update`; nothing is stored.
+    @Test(arguments: StoreKind.allCases.map(Optional.some) + [nil])
+    func aValueTooDeepIsTheKeysEncodingErrorWhicheverChecks(kind: StoreKind?) throws {
+        let store = kind?.makeStore() ?? UncheckingStore()
+        let prefs = IssueRecorder().preferences(store)
+        let key = Preferences.Key<PropertyListValue?>("deep")
+        let deep = nested(PropertyListValue.maximumNestingDepth + 1)
+        let writes: [() throws -> Void] = [
+            { try prefs.set(deep, for: key) },
+            { try prefs.update { $0[key] = deep } },
+        ]
+        for write in writes {
+            #expect {
+                try write()
+            } throws: { error in
+                guard let error = error as? PreferenceError, case .encoding(.nestedTooDeeply) = error.reason
+                else { return false }
+                return error.key == "deep"
+            }
+        }
+        #expect(store.value(forKey: "deep") == nil)
+    }
+
     /// Item 4: a recursive `Codable` value far deeper than the limit throws instead of
     /// overflowing the stack.
     @Test func aFarTooDeepCodableValueThrows() throws {
@@ -192,5 +218,28 @@ private struct Mixed: Codable, Equatable {
         } throws: { error in
             "\(error)".contains("nil inside an array")
         }
+    }
+}
+
+/// A store of another library: values in a dictionary, and no check of their nesting.
+private final class UncheckingStore: PreferenceStore {
+    private let values = Locked<[String: PropertyListValue]>([:])
+    var description: String { "UncheckingStore" }
+
+    func value(forKey key: String) -> PropertyListValue? { values.withLock { $0[key] } }
+    func snapshot() -> [StoreKey: PropertyListValue] {
+        values.withLock { Dictionary(uniqueKeysWithValues: $0.map { (StoreKey($0.key), $0.value) }) }
+    }
+    func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        try values.withLock { values in
+            let current = values
+            var transaction = StoreTransaction(read: { current[$0] }, keys: { Array(current.keys) })
+            let result = try body(&transaction)
+            for (key, change) in transaction.writes { values[key.name] = change.newValue }
+            return result
+        }
+    }
+    func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        StoreObservation {}
     }
 }

@@ -98,7 +98,7 @@ public final class SQLiteStore: PreferenceStore {
     /// The stored value as the cache answered it: a read slot's words, or its value (see
     /// ``value(forKey:)``); for ``Preferences``' typed reads.
     @usableFromInline
-    func lookUp(_ key: String) -> StoredRead { core.lookUp(StoreKey(key)) }
+    package func lookUp(_ key: String) -> StoredRead { core.lookUp(StoreKey(key)) }
 
     /// Every stored key and value, from the cache.
     public func snapshot() -> [StoreKey: PropertyListValue] {
@@ -149,4 +149,4 @@ public final class SQLiteStore: PreferenceStore {
     var observers: StoreObservers { core.observers }
 }
 
-extension SQLiteStore: PrefsOwnStore {}
+extension SQLiteStore: PrefsOwnStore, TypedReadStore {}

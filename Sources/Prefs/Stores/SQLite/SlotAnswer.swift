@@ -5,7 +5,7 @@ import Foundation
 /// A struct of named constants rather than an enum: a read takes the byte as it is, where an
 /// enum's `init(rawValue:)` was a call of its own on every read.
 @usableFromInline
-struct SlotKind: Equatable, Comparable, Sendable {
+package struct SlotKind: Equatable, Comparable, Sendable {
     @usableFromInline let rawValue: UInt8
 
     @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -25,7 +25,7 @@ struct SlotKind: Equatable, Comparable, Sendable {
     var shape: UInt64 { UInt64(rawValue) }
 
     @usableFromInline
-    static func < (lhs: SlotKind, rhs: SlotKind) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: SlotKind, rhs: SlotKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// A read slot's answer in its own words, for a typed read that builds its value from them
@@ -37,7 +37,7 @@ struct SlotKind: Equatable, Comparable, Sendable {
 /// }
 /// ```
 @usableFromInline
-struct SlotAnswer: Sendable {
+package struct SlotAnswer: Sendable {
     /// The slot's shape word.
     ///
     /// The kind in the low byte (never `.empty`), a string's length in UTF-8 bytes in the
@@ -96,8 +96,8 @@ struct SlotAnswer: Sendable {
     }
 }
 
-/// A read from a ``SQLiteStore``'s cache, as it was answered: by a read slot, without a lock,
-/// or by the cache itself.
+/// A read as a store answered it: a ``SQLiteStore``'s read slot's words, without a lock, or a
+/// stored value (a `SQLiteStore`'s cache, or any other store's ``PreferenceStore/value(forKey:)``).
 ///
 /// ```swift
 /// switch store.lookUp("theme") {
@@ -106,9 +106,9 @@ struct SlotAnswer: Sendable {
 /// }
 /// ```
 @usableFromInline
-enum StoredRead: Sendable {
+package enum StoredRead: Sendable {
     case slot(SlotAnswer)
-    /// The cache's value (`nil`: none stored).
+    /// The stored value (`nil`: none stored).
     case cache(PropertyListValue?)
 
     /// The stored value, whichever answered.
