@@ -20,7 +20,5 @@
         public static let server = Self(rawValue: "server")
         /// The namespace is empty, too long, or holds a line break or a NUL character.
         public static let invalidNamespace = Self(rawValue: "invalidNamespace")
-        /// A key holds a NUL character (PostgreSQL text cannot) or is too long for the index.
-        public static let invalidKey = Self(rawValue: "invalidKey")
     }
 #endif

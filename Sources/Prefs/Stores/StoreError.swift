@@ -89,6 +89,12 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         /// Foundation could not write the domain to disk (`synchronize()` failed, giving no
         /// reason); the values of ``StoreError/keys`` were put back as they were.
         public static let writeFailed = Kind(rawValue: "writeFailed")
+        /// A key the store cannot take; nothing was written.
+        ///
+        /// On `PostgresStore`, one holding a NUL character (PostgreSQL text cannot) or too long
+        /// for the index; on `SyncedStore`, one of the names it keeps for its records of syncing
+        /// (`prefs.sync:…`).
+        public static let invalidKey = Kind(rawValue: "invalidKey")
         /// Any other failure of the store's engine (SQLite's own error, named in the message).
         public static let other = Kind(rawValue: "other")
 

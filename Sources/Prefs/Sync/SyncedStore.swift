@@ -1,0 +1,402 @@
+import Dispatch
+import Foundation
+import PrefsSupport
+
+/// A local store kept in sync with a remote one: reads and writes are local, and the keys you
+/// choose follow the user's other devices or the fleet.
+///
+/// A read answers from the local store at its speed. A write is durable locally when it returns
+/// (as the local store promises) and reaches the remote when it can: pending writes are kept in
+/// the local store, so they survive `kill -9` and a restart, and are sent in the background (or
+/// by ``syncNow()``). What other replicas wrote is written into the local store, where
+/// observers hear it like any other change.
+///
+/// Conflicts are decided the same way on every replica: each synced write carries a
+/// ``SyncStamp`` from a hybrid logical clock, and for each key the highest stamp wins, whatever
+/// order writes arrive in; a removal wins the same way. A replica pushes only what it wrote
+/// through a `SyncedStore`, never a default, nor a value it found in its local store: a fresh
+/// install takes the values that exist remotely. A write of this replica that loses before the
+/// remote took it is reported to the diagnostics and kept in ``status`` (``SyncConflict``), so an
+/// app can offer it back.
+///
+/// ```swift
+/// let store = try SyncedStore(
+///     local: try SQLiteStore(path: path), remote: remote, syncing: .prefixes("Settings."))
+/// let prefs = Preferences(store: store)
+/// prefs[.theme] = "dark"  // local now, remote soon
+/// ```
+///
+/// `update` and transactions are atomic on the local store; across replicas, only the per-key
+/// rule holds (two replicas incrementing one counter offline keep one increment). A program that
+/// needs atomic updates across machines uses `PostgresStore` directly.
+public final class SyncedStore: PreferenceStore {
+    /// Where values are read and written.
+    package let local: any PreferenceStore
+    /// Where synced writes go, and others' come from.
+    package let remote: any SyncRemote
+    /// The keys that sync.
+    let selection: SyncSelection
+    private let diagnostics: PreferenceDiagnostics
+    /// This replica's name in stamps, kept in the local store.
+    package let replica: String
+    /// Whether the store syncs by itself (after writes, on the remote's hints, and again after
+    /// a failure, waiting longer each time up to a minute).
+    private let automatic: Bool
+    /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
+    private let now: @Sendable () -> UInt64
+    private let state = Locked(State())
+    /// Held for a whole sync: one at a time per store.
+    private let cycle = Locked(())
+    private let queue = DispatchQueue(label: "Prefs.SyncedStore", qos: .utility)
+    private let remoteHints = Locked<StoreObservation?>(nil)
+
+    /// What the store knows of its syncing, besides the local store.
+    private struct State {
+        var scheduled = false
+        var retryDelay: Duration?
+        var lastContact: Date?
+        var lastError: String?
+        var conflicts: [SyncConflict] = []
+    }
+
+    /// Pairs `local` with `remote`, syncing the keys in `selection`.
+    ///
+    /// Throws when the local store cannot keep the replica's name (written once, on first use).
+    /// With `automatically` (the default) the store pulls at once, pushes after each synced
+    /// write, pulls on the remote's hints, and retries what failed; otherwise only
+    /// ``syncNow()`` talks to the remote.
+    ///
+    /// ```swift
+    /// let store = try SyncedStore(local: MemoryStore(), remote: remote, syncing: .keys("theme"))
+    /// ```
+    public convenience init(
+        local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection = .all,
+        diagnostics: PreferenceDiagnostics = .standardError, automatically: Bool = true
+    ) throws {
+        try self.init(
+            local: local, remote: remote, syncing: selection, diagnostics: diagnostics,
+            automatically: automatically, now: { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) })
+    }
+
+    /// As the public initializer, with the wall clock given (tests skew it).
+    package init(
+        local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection,
+        diagnostics: PreferenceDiagnostics, automatically: Bool, now: @escaping @Sendable () -> UInt64
+    ) throws {
+        self.local = local
+        self.remote = remote
+        self.selection = selection
+        self.diagnostics = diagnostics
+        self.automatic = automatically
+        self.now = now
+        replica = try local.transaction { t in
+            if case .string(let name)? = t[Self.replicaKey], !name.isEmpty { return name }
+            let name = UUID().uuidString
+            t[Self.replicaKey] = .string(name)
+            return name
+        }
+        guard automatically else { return }
+        let hints = remote.observe { [weak self] in self?.scheduleSync() }
+        remoteHints.withLock { $0 = hints }
+        scheduleSync()
+    }
+
+    deinit {
+        remoteHints.withLock { $0?.cancel() }
+    }
+
+    /// `SyncedStore(local ⇄ remote)`.
+    public var description: String { "SyncedStore(\(local) ⇄ \(remote))" }
+
+    // MARK: - The store
+
+    /// The local store's value (`nil` for the store's own records of syncing).
+    public func value(forKey key: String) -> PropertyListValue? {
+        Self.isReserved(key) ? nil : local.value(forKey: key)
+    }
+
+    /// Writes locally, and stamps the write for the remote when the key syncs.
+    public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
+        try transaction { $0[key] = value }
+    }
+
+    /// Every value of the local store, without the store's own records of syncing.
+    public func snapshot() -> [StoreKey: PropertyListValue] {
+        local.snapshot().filter { !Self.isReserved($0.key.name) }
+    }
+
+    /// Runs `body` as one transaction of the local store; each synced key it writes is stamped
+    /// and becomes pending in the same transaction.
+    ///
+    /// A key of the store's own records (`prefs.sync:…`) is refused with ``StoreError`` of kind
+    /// `.invalidKey`, and nothing is written.
+    public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        var stamped = false
+        let result = try local.transaction { t in
+            let base = t
+            var visible = StoreTransaction(
+                read: { Self.isReserved($0) ? nil : base[$0] },
+                keys: { base.keys.filter { !Self.isReserved($0) } })
+            let result = try body(&visible)
+            let writes = visible.writes
+            if let reserved = writes.keys.first(where: { Self.isReserved($0.name) }) {
+                throw StoreError(
+                    kind: .invalidKey, store: description,
+                    message: "\"\(reserved.name)\" is a name the store keeps for its records of syncing",
+                    keys: [reserved.name])
+            }
+            var clock = HybridClock(t[Self.clockKey])
+            for (key, change) in writes {
+                t[key.name] = change.newValue
+                guard selection.contains(key.name) else { continue }
+                let stamp = clock.stamp(now: now(), replica: replica)
+                t[Self.markKey(key.name)] = SyncMark(stamp: stamp, pending: true).propertyList
+                stamped = true
+            }
+            if stamped { t[Self.clockKey] = clock.propertyList }
+            return result
+        }
+        if stamped { scheduleSync() }
+        return result
+    }
+
+    /// Calls `handler` with every change of the local store's values: this process's writes,
+    /// other processes' (as the local store sees them), and what syncing brought.
+    public func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        local.observe { change in
+            let visible = change.values.filter { !Self.isReserved($0.key.name) }
+            if !visible.isEmpty { handler(StoreChange(values: visible)) }
+        }
+    }
+
+    // MARK: - Syncing
+
+    /// Pulls what other replicas wrote, then pushes this replica's pending writes.
+    ///
+    /// Throws when the remote cannot be reached; nothing is lost (pending writes stay pending,
+    /// and the next sync sends them).
+    ///
+    /// ```swift
+    /// try synced.syncNow()
+    /// synced.status.pendingKeys  // [] once the remote took everything
+    /// ```
+    public func syncNow() throws {
+        try cycle.withLock { _ in
+            do {
+                let (entries, cursor) = try remote.pull(after: local.value(forKey: Self.cursorKey))
+                try merge(entries, cursor: cursor)
+                try push()
+                state.withLock {
+                    $0.lastContact = Date()
+                    $0.lastError = nil
+                }
+            } catch {
+                state.withLock { $0.lastError = "\(error)" }
+                throw error
+            }
+        }
+    }
+
+    /// Where syncing stands: what waits for the remote, when it last answered, what failed,
+    /// and the writes of this replica that lost.
+    ///
+    /// ```swift
+    /// if let error = synced.status.lastError { print("offline: \(error)") }
+    /// ```
+    public var status: SyncStatus {
+        let pending = pendingEntries().map(\.key).sorted()
+        return state.withLock {
+            SyncStatus(
+                pendingKeys: pending, lastContact: $0.lastContact, lastError: $0.lastError,
+                conflicts: $0.conflicts)
+        }
+    }
+
+    /// The stamp of the value this replica holds for `key`, if it was synced.
+    package func stamp(forKey key: String) -> SyncStamp? {
+        SyncMark(local.value(forKey: Self.markKey(key)))?.stamp
+    }
+
+    /// The writes not yet taken by the remote, read from one snapshot of the local store (a
+    /// value and its stamp always together).
+    package func pendingEntries() -> [SyncEntry] {
+        let snapshot = local.snapshot()
+        return snapshot.compactMap { key, value in
+            guard key.name.hasPrefix(Self.markPrefix), let mark = SyncMark(value), mark.pending else {
+                return nil
+            }
+            let name = String(key.name.dropFirst(Self.markPrefix.count))
+            return SyncEntry(key: name, value: snapshot[StoreKey(name)], stamp: mark.stamp)
+        }
+    }
+
+    /// Sends the pending writes; what the remote refused (it holds a higher stamp) is merged
+    /// first, while still pending here, so each such loss is reported.
+    private func push() throws {
+        let pending = pendingEntries()
+        guard !pending.isEmpty else { return }
+        let refused = try remote.push(pending)
+        if !refused.isEmpty { try merge(refused, cursor: nil, keepingCursor: true) }
+        try local.transaction { t in
+            for entry in pending {
+                let key = Self.markKey(entry.key)
+                // Unless written again meanwhile (a new stamp, pending again).
+                if let mark = SyncMark(t[key]), mark.stamp == entry.stamp, mark.pending {
+                    t[key] = SyncMark(stamp: mark.stamp, pending: false).propertyList
+                }
+            }
+        }
+    }
+
+    /// Applies entries from the remote in one local transaction: each whose stamp is above the
+    /// one held here replaces the value (a pending write of this replica it replaces is
+    /// reported); one below it makes this replica's write pending again (the remote holds an
+    /// older write: a remote whose own order is by arrival, such as iCloud's).
+    private func merge(_ entries: [SyncEntry], cursor: PropertyListValue?, keepingCursor: Bool = false) throws
+    {
+        var lost: [SyncConflict] = []
+        try local.transaction { t in
+            var clock = HybridClock(t[Self.clockKey])
+            for entry in entries where !Self.isReserved(entry.key) && selection.contains(entry.key) {
+                clock.observe(entry.stamp)
+                let markKey = Self.markKey(entry.key)
+                let mine = SyncMark(t[markKey])
+                if let mine, mine.stamp >= entry.stamp {
+                    if mine.stamp > entry.stamp, !mine.pending {
+                        t[markKey] = SyncMark(stamp: mine.stamp, pending: true).propertyList
+                    } else if mine.stamp == entry.stamp, mine.pending {
+                        // This very write, back from the remote: it has it.
+                        t[markKey] = SyncMark(stamp: mine.stamp, pending: false).propertyList
+                    }
+                    continue
+                }
+                if let mine, mine.pending {
+                    lost.append(
+                        SyncConflict(
+                            key: entry.key, lostValue: t[entry.key], lostStamp: mine.stamp,
+                            winningStamp: entry.stamp))
+                }
+                t[entry.key] = entry.value
+                t[markKey] = SyncMark(stamp: entry.stamp, pending: false).propertyList
+            }
+            t[Self.clockKey] = clock.propertyList
+            if !keepingCursor { t[Self.cursorKey] = cursor }
+        }
+        guard !lost.isEmpty else { return }
+        state.withLock { state in
+            state.conflicts.append(contentsOf: lost)
+            state.conflicts.removeFirst(max(0, state.conflicts.count - Self.conflictsKept))
+        }
+        for conflict in lost {
+            diagnostics.report(
+                PreferenceIssue(
+                    key: conflict.key, store: description, kind: .storeNotice(conflict.description)))
+        }
+    }
+
+    /// Starts a sync on the store's queue after `delay`, unless one is waiting to start.
+    private func scheduleSync(after delay: Duration = .zero) {
+        guard automatic else { return }
+        let starts = state.withLock { state in
+            guard !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        guard starts else { return }
+        queue.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
+            guard let self else { return }
+            state.withLock { $0.scheduled = false }
+            do {
+                try syncNow()
+                state.withLock { $0.retryDelay = nil }
+            } catch {
+                let next = state.withLock { state in
+                    let next = min((state.retryDelay ?? .milliseconds(250)) * 2, .seconds(60))
+                    state.retryDelay = next
+                    return next
+                }
+                scheduleSync(after: next)
+            }
+        }
+    }
+
+    // MARK: - The store's own records, in the local store
+
+    /// The conflicts ``status`` keeps, newest last.
+    static let conflictsKept = 100
+    /// Every name the store keeps for itself starts so.
+    static let reservedPrefix = "prefs.sync:"
+    static let markPrefix = "prefs.sync:stamp:"
+    static let clockKey = "prefs.sync:clock"
+    static let cursorKey = "prefs.sync:cursor"
+    static let replicaKey = "prefs.sync:replica"
+
+    static func isReserved(_ key: String) -> Bool { key.hasPrefix(reservedPrefix) }
+    static func markKey(_ key: String) -> String { markPrefix + key }
+}
+
+/// What is kept beside a synced key: its stamp, and whether the remote has taken it yet.
+struct SyncMark: Equatable {
+    let stamp: SyncStamp
+    let pending: Bool
+
+    init(stamp: SyncStamp, pending: Bool) {
+        self.stamp = stamp
+        self.pending = pending
+    }
+
+    /// The mark kept in `value`; `nil` for none, or for one damaged (the key then counts as
+    /// never synced here: the remote's value wins).
+    init?(_ value: PropertyListValue?) {
+        guard case .dictionary(let entries)? = value, let stamp = SyncStamp(propertyList: entries),
+            case .bool(let pending)? = entries["p"]
+        else { return nil }
+        self.init(stamp: stamp, pending: pending)
+    }
+
+    var propertyList: PropertyListValue {
+        var entries = stamp.propertyList
+        entries["p"] = .bool(pending)
+        return .dictionary(entries)
+    }
+}
+
+/// A write of this replica that lost to a higher-stamped write from elsewhere before the remote
+/// took it.
+///
+/// ```swift
+/// for conflict in synced.status.conflicts { print(conflict.key, conflict.lostValue as Any) }
+/// ```
+public struct SyncConflict: Equatable, Sendable, CustomStringConvertible {
+    /// The key both wrote.
+    public let key: String
+    /// What this replica had written (`nil`: it had removed the key).
+    public let lostValue: PropertyListValue?
+    /// The stamp of the write that lost.
+    let lostStamp: SyncStamp
+    /// The stamp of the write that won, now the key's value here.
+    let winningStamp: SyncStamp
+
+    /// One line saying what lost to what.
+    public var description: String {
+        "a write made here (\(lostStamp)) lost to a newer one (\(winningStamp)); it had written "
+            + (lostValue.map { "\($0)" } ?? "a removal")
+    }
+}
+
+/// Where a ``SyncedStore``'s syncing stands.
+///
+/// ```swift
+/// let status = synced.status
+/// print(status.pendingKeys, status.lastContact as Any)
+/// ```
+public struct SyncStatus: Sendable {
+    /// Keys written here that the remote has not taken yet, sorted.
+    public let pendingKeys: [String]
+    /// When the remote last answered a whole sync.
+    public let lastContact: Date?
+    /// Why the last sync failed, when it did (`nil` once one succeeds).
+    public let lastError: String?
+    /// The last writes of this replica that lost, oldest first (up to 100).
+    public let conflicts: [SyncConflict]
+}
