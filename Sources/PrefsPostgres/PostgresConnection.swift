@@ -19,6 +19,8 @@ import PrefsSupport
             let connectionLost: Bool
             /// True when a parameter was too large to send.
             var tooLarge = false
+            /// The server's five-character code for the error (SQLSTATE), when it gave one.
+            var sqlState: String?
             var description: String { message }
         }
 
@@ -131,9 +133,10 @@ import PrefsSupport
                 let detail =
                     result.map { String(cString: PQresultErrorMessage($0)) }
                     ?? String(cString: PQerrorMessage(handle))
+                let code = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }
                 throw Failure(
                     message: redact(detail.trimmingCharacters(in: .whitespacesAndNewlines)),
-                    connectionLost: !isConnected)
+                    connectionLost: !isConnected, sqlState: code.map { String(cString: $0) })
             }
         }
 

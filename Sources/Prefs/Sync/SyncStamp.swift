@@ -34,9 +34,13 @@ public struct SyncStamp: Comparable, Hashable, Sendable, CustomStringConvertible
         self.replica = replica
     }
 
-    /// Orders by wall time, then counter, then replica.
+    /// Orders by wall time, then counter, then replica by its UTF-8 bytes (as a remote
+    /// compares them: PostgreSQL's `COLLATE "C"`), never by a locale's or Unicode's order.
     public static func < (lhs: SyncStamp, rhs: SyncStamp) -> Bool {
-        (lhs.wallMilliseconds, lhs.counter, lhs.replica) < (rhs.wallMilliseconds, rhs.counter, rhs.replica)
+        if (lhs.wallMilliseconds, lhs.counter) != (rhs.wallMilliseconds, rhs.counter) {
+            return (lhs.wallMilliseconds, lhs.counter) < (rhs.wallMilliseconds, rhs.counter)
+        }
+        return lhs.replica.utf8.lexicographicallyPrecedes(rhs.replica.utf8)
     }
 
     /// `wall.counter@replica`, the wall time in milliseconds.

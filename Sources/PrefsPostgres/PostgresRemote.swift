@@ -1,0 +1,325 @@
+import PrefsSupport
+
+#if PREFS_POSTGRESQL
+    import Foundation
+    import Prefs
+    import PrefsJournal
+
+    /// A ``SyncRemote`` on a PostgreSQL server: the replicas of a ``SyncedStore`` meet in one
+    /// namespace of the `prefs_sync` table.
+    ///
+    /// The server keeps, for each key, the entry with the highest stamp: a push of a lower one
+    /// is refused in the statement that would write it (its `WHERE` compares stamps), and
+    /// answered with the one held. Pushes to a namespace take its advisory lock and number their
+    /// rows from one sequence under it, so the numbers grow in commit order and a pull after a
+    /// number misses nothing. A push notifies the `prefs_sync` channel; ``observe(_:)`` listens.
+    ///
+    /// Offline first: creating a remote connects to nothing (a ``SyncedStore`` on an unreachable
+    /// server starts, reads and writes); each push and pull connects when it must, and throws a
+    /// ``StoreError`` of kind `.connectionLost` when it cannot.
+    ///
+    /// ```swift
+    /// let remote = try PostgresRemote(url: "postgresql://localhost/app", namespace: "settings")
+    /// let store = try SyncedStore(local: try SQLiteStore(path: path), remote: remote)
+    /// ```
+    public final class PostgresRemote: SyncRemote, @unchecked Sendable {
+        // @unchecked: the connection is used only under `link`'s lock.
+
+        /// The namespace the replicas share.
+        public let namespace: String
+        /// `PostgresRemote(server, namespace: …)`, without the password.
+        public let description: String
+        private let url: String
+        private let secrets: ConnectionSecrets
+        private let diagnostics: PreferenceDiagnostics
+        private let link = Locked<PostgresConnection?>(nil)
+
+        /// The channel every push notifies, with its namespace as the payload.
+        static let channel = "prefs_sync"
+
+        /// A remote on the server at `url` (a libpq connection string or URL), in `namespace`.
+        ///
+        /// Throws only for a malformed `url` or namespace; it does not connect. Values the server
+        /// holds that this release cannot decode are reported to `diagnostics` and skipped.
+        ///
+        /// ```swift
+        /// let remote = try PostgresRemote(url: "postgresql:///app?host=/run/postgresql", namespace: "team")
+        /// ```
+        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .standardError)
+            throws
+        {
+            do {
+                secrets = try ConnectionSecrets(url)
+            } catch let failure as PostgresConnection.Failure {
+                throw StoreError(kind: .connectionFailed, store: "PostgresRemote", message: failure.message)
+            }
+            description = "PostgresRemote(\(secrets.safeDescription), namespace: \(namespace))"
+            guard !namespace.isEmpty, !namespace.utf8.contains(0),
+                namespace.utf8.count <= PostgresStore.maximumNamespaceBytes
+            else {
+                throw StoreError(
+                    kind: .invalidNamespace, store: description,
+                    message:
+                        "a namespace must be non-empty, at most \(PostgresStore.maximumNamespaceBytes) bytes of UTF-8, without NUL characters"
+                )
+            }
+            self.url = url
+            self.namespace = namespace
+            self.diagnostics = diagnostics
+        }
+
+        /// Writes each entry whose stamp is above the one held for its key; returns the held
+        /// entries of the others.
+        public func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
+            try withConnection { connection in
+                try connection.run("BEGIN")
+                do {
+                    try connection.run(
+                        "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("prefs_sync:" + namespace)],
+                        prepared: true)
+                    var refused: [SyncEntry] = []
+                    for entry in entries {
+                        let written = try connection.run(
+                            Self.upsert,
+                            [
+                                .text(namespace), .text(entry.key),
+                                entry.value.map { .bytes($0.storedEncoding()) } ?? .null,
+                                .int64(Int64(clamping: entry.stamp.wallMilliseconds)),
+                                .int64(Int64(entry.stamp.counter)), .text(entry.stamp.replica),
+                            ], prepared: true)
+                        if written.isEmpty, let held = try held(entry.key, on: connection),
+                            held.stamp > entry.stamp
+                        {
+                            refused.append(held)
+                        }
+                    }
+                    // Delivered at the commit, to every listener of the channel.
+                    try connection.run(
+                        "SELECT pg_notify($1, $2)", [.text(Self.channel), .text(namespace)], prepared: true)
+                    try connection.run("COMMIT")
+                    return refused
+                } catch {
+                    _ = try? connection.run("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+
+        /// The entries written after `cursor` (the number of the last row a pull saw).
+        public func pull(after cursor: PropertyListValue?) throws -> (
+            entries: [SyncEntry], cursor: PropertyListValue?
+        ) {
+            var after: Int64 = 0
+            if case .integer(let number)? = cursor { after = number }
+            return try withConnection { connection in
+                let rows = try connection.run(
+                    """
+                    SELECT key, value, wall, counter, replica, seq FROM prefs_sync
+                    WHERE namespace = $1 AND seq > $2 ORDER BY seq
+                    """, [.text(namespace), .int64(after)], prepared: true)
+                var last = after
+                let entries = rows.compactMap { row -> SyncEntry? in
+                    if let seq = row[5].flatMap(int64) { last = max(last, seq) }
+                    return entry(from: row)
+                }
+                return (entries, .integer(last))
+            }
+        }
+
+        /// Calls `handler` after each push to this namespace by any replica (and once after each
+        /// connection, since notifications sent meanwhile are not replayed), from a thread that
+        /// listens on a connection of its own, until the observation is cancelled.
+        public func observe(_ handler: @escaping @Sendable () -> Void) -> StoreObservation {
+            let listener = SyncListener(
+                url: url, secrets: secrets, namespace: namespace, handler: handler)
+            listener.start()
+            return StoreObservation { listener.stop() }
+        }
+
+        // MARK: - The connection and the table
+
+        /// The row held for `key`, as an entry.
+        private func held(_ key: String, on connection: PostgresConnection) throws -> SyncEntry? {
+            let rows = try connection.run(
+                "SELECT key, value, wall, counter, replica FROM prefs_sync WHERE namespace = $1 AND key = $2",
+                [.text(namespace), .text(key)], prepared: true)
+            return rows.first.flatMap(entry(from:))
+        }
+
+        /// An entry from a row (key, value, wall, counter, replica); `nil`, reported, for a value
+        /// this release cannot decode.
+        private func entry(from row: [Data?]) -> SyncEntry? {
+            guard row.count >= 5, let keyBytes = row[0], let key = String(validatingUTF8Bytes: keyBytes),
+                let wall = row[2].flatMap(int64), wall >= 0, let counter = row[3].flatMap(int64),
+                let counter = UInt32(exactly: counter), let replicaBytes = row[4],
+                let replica = String(validatingUTF8Bytes: replicaBytes)
+            else { return nil }
+            var value: PropertyListValue?
+            if let bytes = row[1] {
+                guard let decoded = try? PropertyListValue(storedEncoding: bytes) else {
+                    diagnostics.report(
+                        PreferenceIssue(
+                            key: key, store: description,
+                            kind: .storeNotice("a synced value this release cannot decode was skipped")))
+                    return nil
+                }
+                value = decoded
+            }
+            return SyncEntry(
+                key: key, value: value,
+                stamp: SyncStamp(wallMilliseconds: UInt64(wall), counter: counter, replica: replica))
+        }
+
+        /// Runs `body` on the connection, connecting (and making the table) first when needed.
+        ///
+        /// A failure on a connection opened before drops it, and `body` runs once more on a new
+        /// one (the server may have restarted meanwhile, which libpq does not always tell
+        /// from the statement's failure): a push that failed was rolled back, and a pull only
+        /// reads. A failure on a new connection is the call's: `.connectionLost` when the link
+        /// is gone, `.server` when the server refused the statement.
+        private func withConnection<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
+            try link.withLock { connection in
+                var reused = connection != nil
+                while true {
+                    do {
+                        if connection == nil {
+                            let fresh = try PostgresConnection(url: url, redact: secrets.redact)
+                            try SyncSchema.prepare(fresh)
+                            connection = fresh
+                        }
+                        return try body(connection!)
+                    } catch let failure as PostgresConnection.Failure {
+                        // Class 08 (connection exception) and 57 (operator intervention, such
+                        // as a server shutting down) end the connection too.
+                        let lost =
+                            failure.connectionLost || connection?.isConnected != true
+                            || ["08", "57"].contains(failure.sqlState?.prefix(2) ?? "")
+                        if lost || reused { connection = nil }
+                        if reused {
+                            reused = false
+                            continue
+                        }
+                        throw StoreError(
+                            kind: lost ? .connectionLost : .server, store: description,
+                            message: failure.message)
+                    }
+                }
+            }
+        }
+
+        /// Writes an entry over the row held for its key only when its stamp is above the row's
+        /// (replicas compared by their bytes, as `SyncStamp` compares them); returns a row when
+        /// it wrote.
+        static let upsert = """
+            INSERT INTO prefs_sync(namespace, key, value, wall, counter, replica, seq)
+            VALUES ($1, $2, $3, $4, $5, $6, nextval('prefs_sync_seq'))
+            ON CONFLICT (namespace, key) DO UPDATE SET
+                value = excluded.value, wall = excluded.wall, counter = excluded.counter,
+                replica = excluded.replica, seq = excluded.seq
+            WHERE (prefs_sync.wall, prefs_sync.counter, prefs_sync.replica)
+                < (excluded.wall, excluded.counter, excluded.replica)
+            RETURNING seq
+            """
+    }
+
+    /// The table of synced entries, made once per database (safely when several processes start
+    /// at once), beside `PostgresStore`'s tables.
+    enum SyncSchema {
+        static func prepare(_ connection: PostgresConnection) throws {
+            try connection.run("SET client_min_messages = warning")
+            try connection.run("BEGIN")
+            do {
+                try connection.run("SELECT pg_advisory_xact_lock(7370216)")
+                try connection.run(
+                    """
+                    CREATE TABLE IF NOT EXISTS prefs_sync (
+                        namespace TEXT NOT NULL, key TEXT NOT NULL, value BYTEA,
+                        wall BIGINT NOT NULL, counter BIGINT NOT NULL, replica TEXT COLLATE "C" NOT NULL,
+                        seq BIGINT NOT NULL, PRIMARY KEY (namespace, key))
+                    """)
+                try connection.run("CREATE SEQUENCE IF NOT EXISTS prefs_sync_seq")
+                try connection.run(
+                    "CREATE INDEX IF NOT EXISTS prefs_sync_by_seq ON prefs_sync(namespace, seq)")
+                try connection.run("COMMIT")
+            } catch {
+                _ = try? connection.run("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// The thread behind ``PostgresRemote/observe(_:)``: `LISTEN prefs_sync`, and a call of the
+    /// handler for each notification of its namespace, reconnecting (with a call, since what
+    /// was sent meanwhile is lost) after the server went away.
+    final class SyncListener: @unchecked Sendable {
+        // @unchecked: the connection lives on the listening thread alone; `stopped` and the
+        // pipe are what other threads touch.
+        private let url: String
+        private let secrets: ConnectionSecrets
+        private let namespace: String
+        private let handler: @Sendable () -> Void
+        private let stopped = AtomicWord()
+        private let wakePipe: (read: Int32, write: Int32)
+        private let finished = DispatchSemaphore(value: 0)
+
+        init(
+            url: String, secrets: ConnectionSecrets, namespace: String,
+            handler: @escaping @Sendable () -> Void
+        ) {
+            self.url = url
+            self.secrets = secrets
+            self.namespace = namespace
+            self.handler = handler
+            wakePipe = SystemCall.nonBlockingPipe() ?? (-1, -1)
+        }
+
+        deinit {
+            if wakePipe.read >= 0 { SystemCall.close(wakePipe.read) }
+            if wakePipe.write >= 0 { SystemCall.close(wakePipe.write) }
+        }
+
+        func start() {
+            let thread = Thread { [self] in
+                listen()
+                finished.signal()
+            }
+            thread.name = "prefs.sync.listen"
+            thread.start()
+        }
+
+        /// Ends the thread, waiting briefly for it (no libpq call outlives the observation).
+        func stop() {
+            guard stopped.add(1) == 1 else { return }
+            var byte: UInt8 = 1
+            _ = SystemCall.write(wakePipe.write, &byte, 1)
+            _ = finished.wait(timeout: .now() + 2)
+        }
+
+        private func listen() {
+            var connection: PostgresConnection?
+            var backoff: Duration = .milliseconds(50)
+            while stopped.load() == 0 {
+                do {
+                    if connection == nil {
+                        let fresh = try PostgresConnection(url: url, redact: secrets.redact)
+                        try fresh.run("LISTEN \(PostgresRemote.channel)")
+                        connection = fresh
+                        backoff = .milliseconds(50)
+                        handler()
+                    }
+                    let notifications = try connection!.notifications(
+                        waitingUpTo: .seconds(1), wake: wakePipe.read)
+                    var bytes = [UInt8](repeating: 0, count: 16)
+                    while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
+                    if notifications.contains(where: { $0.payload == namespace }), stopped.load() == 0 {
+                        handler()
+                    }
+                } catch {
+                    connection = nil
+                    Thread.sleep(forTimeInterval: backoff.timeInterval)
+                    backoff = min(backoff * 2, .seconds(2))
+                }
+            }
+        }
+    }
+#endif
