@@ -129,9 +129,9 @@ import PrefsSupport
         /// Calls `handler` after each push to this namespace by any replica (and once after each
         /// connection, since notifications sent meanwhile are not replayed), from a thread that
         /// listens on a connection of its own, until the observation is cancelled.
-        public func observe(_ handler: @escaping @Sendable () -> Void) -> StoreObservation {
+        public func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
             let listener = SyncListener(
-                url: url, secrets: secrets, namespace: namespace, handler: handler)
+                url: url, secrets: secrets, namespace: namespace, handler: { handler(.changed) })
             listener.start()
             return StoreObservation { listener.stop() }
         }

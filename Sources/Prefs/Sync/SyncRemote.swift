@@ -56,12 +56,28 @@ public protocol SyncRemote: AnyObject, Sendable, CustomStringConvertible {
     func pull(after cursor: PropertyListValue?) throws -> (entries: [SyncEntry], cursor: PropertyListValue?)
 
     /// Calls `handler` when the remote may hold changes not pulled yet (a hint: the store pulls
-    /// to find out), until the observation is cancelled.
+    /// to find out), or holds another user's entries now, until the observation is cancelled.
     ///
     /// ```swift
-    /// let observation = remote.observe { print("something changed") }
+    /// let observation = remote.observe { event in print(event) }
     /// ```
-    func observe(_ handler: @escaping @Sendable () -> Void) -> StoreObservation
+    func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation
+}
+
+/// What a ``SyncRemote`` tells its store between pulls.
+///
+/// ```swift
+/// let observation = remote.observe { event in
+///     if event == .accountChanged { print("another user") }
+/// }
+/// ```
+public enum SyncRemoteEvent: Sendable, Equatable {
+    /// Entries may have changed: pull.
+    case changed
+    /// The remote now holds another account's entries (iCloud's user signed out, or another
+    /// signed in). The store forgets the synced values it holds, and this replica's writes not
+    /// yet sent (they belong to the account before), then pulls: two users' values never mix.
+    case accountChanged
 }
 
 /// Which keys a ``SyncedStore`` syncs; every other key stays on the device.

@@ -57,6 +57,8 @@ public final class SyncedStore: PreferenceStore {
         var lastContact: Date?
         var lastError: String?
         var conflicts: [SyncConflict] = []
+        /// Writes the remote could not take, reported once each.
+        var reportedUntaken: Set<SyncStamp> = []
     }
 
     /// Pairs `local` with `remote`, syncing the keys in `selection`.
@@ -95,10 +97,25 @@ public final class SyncedStore: PreferenceStore {
             t[Self.replicaKey] = .string(name)
             return name
         }
-        guard automatically else { return }
-        let hints = remote.observe { [weak self] in self?.scheduleSync() }
+        // Observed even when not syncing by itself: an account change must be heard.
+        let hints = remote.observe { [weak self] event in
+            guard let self else { return }
+            if event == .accountChanged {
+                do {
+                    try forgetSyncedValues()
+                } catch {
+                    diagnostics.report(
+                        PreferenceIssue(
+                            key: "", store: description,
+                            kind: .storeNotice(
+                                "the account changed, and the synced values could not be removed: \(error)")
+                        ))
+                }
+            }
+            scheduleSync()
+        }
         remoteHints.withLock { $0 = hints }
-        scheduleSync()
+        scheduleSync()  // when syncing by itself
     }
 
     deinit {
@@ -230,15 +247,65 @@ public final class SyncedStore: PreferenceStore {
         }
     }
 
+    /// Removes every synced value, its stamp and the cursor, in one local transaction.
+    ///
+    /// What the remote held belonged to another account. This replica's writes not sent yet go
+    /// too (they were that account's), each reported.
+    package func forgetSyncedValues() throws {
+        let forgotten = try cycle.withLock { _ in
+            try local.transaction { t -> [String] in
+                var pending: [String] = []
+                for name in t.keys where name.hasPrefix(Self.markPrefix) {
+                    let key = String(name.dropFirst(Self.markPrefix.count))
+                    if SyncMark(t[name])?.pending == true { pending.append(key) }
+                    t[key] = nil
+                    t[name] = nil
+                }
+                t[Self.cursorKey] = nil
+                return pending.sorted()
+            }
+        }
+        for key in forgotten {
+            diagnostics.report(
+                PreferenceIssue(
+                    key: key, store: description,
+                    kind: .storeNotice(
+                        "the account changed before this write was sent; it was the other account's, and is gone"
+                    )))
+        }
+    }
+
     /// Sends the pending writes; what the remote refused (it holds a higher stamp) is merged
     /// first, while still pending here, so each such loss is reported.
+    ///
+    /// Entries the remote cannot take at all (a ``StoreError`` of kind `.tooLarge` naming their
+    /// keys: a quota, a size limit) stay pending, each reported once; the remote took the
+    /// others, and the error is thrown for ``status`` to show.
     private func push() throws {
         let pending = pendingEntries()
         guard !pending.isEmpty else { return }
-        let refused = try remote.push(pending)
+        var refused: [SyncEntry] = []
+        var untaken: Set<String> = []
+        var failure: StoreError?
+        do {
+            refused = try remote.push(pending)
+        } catch let error as StoreError where error.kind == .tooLarge && !error.keys.isEmpty {
+            (untaken, failure) = (Set(error.keys), error)
+            let fresh = state.withLock { state in
+                pending.filter { untaken.contains($0.key) && state.reportedUntaken.insert($0.stamp).inserted }
+            }
+            for entry in fresh {
+                diagnostics.report(
+                    PreferenceIssue(
+                        key: entry.key, store: description,
+                        kind: .storeNotice(
+                            "the remote cannot take this write, kept here until a smaller one replaces it: \(error.message)"
+                        )))
+            }
+        }
         if !refused.isEmpty { try merge(refused, cursor: nil, keepingCursor: true) }
         try local.transaction { t in
-            for entry in pending {
+            for entry in pending where !untaken.contains(entry.key) {
                 let key = Self.markKey(entry.key)
                 // Unless written again meanwhile (a new stamp, pending again).
                 if let mark = SyncMark(t[key]), mark.stamp == entry.stamp, mark.pending {
@@ -246,6 +313,7 @@ public final class SyncedStore: PreferenceStore {
                 }
             }
         }
+        if let failure { throw failure }
     }
 
     /// Applies entries from the remote in one local transaction: each whose stamp is above the

@@ -95,7 +95,7 @@ final class MemoryRemote: SyncRemote {
         return server.pull(after: cursor)
     }
 
-    func observe(_ handler: @escaping @Sendable () -> Void) -> StoreObservation {
-        server.listen(handler)
+    func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
+        server.listen { handler(.changed) }
     }
 }
