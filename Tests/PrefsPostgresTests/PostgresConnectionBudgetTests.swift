@@ -10,15 +10,10 @@
     /// Issue "PostgresStore at fleet scale", item 1: every store of a process on one server shares
     /// one listening connection and one writing connection.
     @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresConnectionBudgetTests {
-        /// The client connections the server has, not counting the one asking.
-        ///
-        /// Each test has its own server, so they are all this process's.
+        /// The client connections the server has, not counting the one asking (each test has its
+        /// own server, so they are all this process's).
         private func clientConnections(_ server: PostgresServer) throws -> Int {
-            let connection = try PostgresConnection(url: server.url, redact: { $0 })
-            let rows = try connection.run(
-                "SELECT count(*)::bigint FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
-            )
-            return Int(firstCell(rows).flatMap(int64) ?? -1)
+            try server.clientConnections()
         }
 
         @Test func manyStoresOnOneServerHoldTwoConnections() async throws {

@@ -3,6 +3,8 @@
     import PrefsTestSupport
     import Testing
 
+    @testable import PrefsPostgres
+
     /// A throwaway PostgreSQL server for one test: `initdb` into a temporary folder, `pg_ctl start` listening on a Unix socket only, stopped and deleted afterwards.
     ///
     /// As root, it runs as the `postgres` user (the server refuses to run as root).
@@ -97,6 +99,18 @@
         /// `postgresql://postgres:PASSWORD@/postgres?host=SOCKET_FOLDER`.
         var url: String {
             "postgresql://postgres:\(Self.password)@/postgres?host=\(socketFolder.path)"
+        }
+
+        /// The client connections the server has, not counting the one asking, that meet
+        /// `condition` (SQL on `pg_stat_activity`).
+        func clientConnections(where condition: String = "true") throws -> Int {
+            let connection = try PostgresConnection(url: url, redact: { $0 })
+            let rows = try connection.run(
+                """
+                SELECT count(*)::bigint FROM pg_stat_activity
+                WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND (\(condition))
+                """)
+            return Int(firstCell(rows).flatMap(int64) ?? -1)
         }
 
         func url(password: String) -> String {

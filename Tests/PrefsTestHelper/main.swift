@@ -21,6 +21,9 @@
 //   pg-set URL NAMESPACE KEY VALUE       write one string to a PostgresStore
 //   pg-ack-writer URL NAMESPACE FILE     write k0, k1, … forever, appending each index to FILE once committed;
 //                                        a failed write is retried (the store reconnects by itself)
+//   synced-writer PATH URL NAMESPACE NAME  a SyncedStore (SQLite file, PostgreSQL remote) syncing by
+//                                        itself: prints "ready", writes NAME.latest = 0, 1, … every 50 ms
+//                                        forever, and prints "link" once this process talks to the server
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
@@ -296,6 +299,23 @@ func standardWrite() throws {
             .string(argument(4)), forKey: argument(3))
     }
 
+    /// The `synced-writer` mode (see the list at the top).
+    func syncedWriter() throws {
+        let store = try SyncedStore(
+            local: try SQLiteStore(path: argument(1)),
+            remote: try PostgresRemote(url: argument(2), namespace: argument(3)))
+        ChildWork.say("ready")
+        var linked = false
+        for index in 0... {
+            try store.setValue(.integer(Int64(index)), forKey: "\(argument(4)).latest")
+            if !linked, store.holdsLink {
+                ChildWork.say("link")
+                linked = true
+            }
+            usleep(50_000)
+        }
+    }
+
     /// The `pg-ack-writer` mode (see the list at the top).
     func pgAckWriter() throws {
         let store = try PostgresStore(url: argument(1), namespace: argument(2))
@@ -348,6 +368,7 @@ var modes: [String: () throws -> Void] = [
     modes["pg-increment"] = pgIncrement
     modes["pg-set"] = pgSet
     modes["pg-ack-writer"] = pgAckWriter
+    modes["synced-writer"] = syncedWriter
 #endif
 
 guard let run = modes[mode] else { fail("unknown mode \(mode)") }

@@ -48,7 +48,12 @@ public final class SyncedStore: PreferenceStore {
     /// Held for a whole sync: one at a time per store.
     private let cycle = Locked(())
     private let queue = DispatchQueue(label: "Prefs.SyncedStore", qos: .utility)
-    private let remoteHints = Locked<StoreObservation?>(nil)
+    /// The remote's hints and, for the process that talks to the remote, the local store's
+    /// pending writes from other processes.
+    private let observations = Locked<[StoreObservation]>([])
+    /// Which process of the machine talks to the remote, for a `SQLiteStore` shared by several
+    /// (`nil`: this one, the store being this process's alone).
+    private let link: SyncLink?
 
     /// What the store knows of its syncing, besides the local store.
     private struct State {
@@ -91,13 +96,60 @@ public final class SyncedStore: PreferenceStore {
         self.diagnostics = diagnostics
         self.automatic = automatically
         self.now = now
+        link =
+            automatically ? (local as? SQLiteStore).flatMap { SyncLink(path: $0.path + ".sync-link") } : nil
         replica = try local.transaction { t in
             if case .string(let name)? = t[Self.replicaKey], !name.isEmpty { return name }
             let name = UUID().uuidString
             t[Self.replicaKey] = .string(name)
             return name
         }
-        // Observed even when not syncing by itself: an account change must be heard.
+        guard automatically else {
+            // Only told to sync, but an account change must still be heard.
+            observeRemote()
+            return
+        }
+        guard let link, !link.tryToHold() else {
+            becomeTheLink()
+            return
+        }
+        tryForTheLink()
+    }
+
+    deinit {
+        for observation in observations.withLock({ $0 }) { observation.cancel() }
+    }
+
+    /// Another process talks to the remote: tries for the link twice a second, until this
+    /// process holds it or the store is gone.
+    private func tryForTheLink() {
+        queue.asyncAfter(deadline: .now() + 0.5) { [weak self] in
+            guard let self, let link else { return }
+            if link.tryToHold() { becomeTheLink() } else { tryForTheLink() }
+        }
+    }
+
+    /// Whether this process talks to the remote for the local store (see ``SyncLink``).
+    package var holdsLink: Bool { automatic && (link?.isHeld ?? true) }
+
+    /// Starts talking to the remote: its hints, the local store's pending writes (other
+    /// processes' too), and a sync now.
+    private func becomeTheLink() {
+        observeRemote()
+        let pendingWrites = local.observe { [weak self] change in
+            let pending = change.values.contains { key, change in
+                guard key.name.hasPrefix(Self.markPrefix), case .set(let mark) = change else { return false }
+                return SyncMark(mark)?.pending == true
+            }
+            if pending { self?.scheduleSync() }
+        }
+        observations.withLock { $0.append(pendingWrites) }
+        scheduleSync()
+    }
+
+    /// Hears the remote: a hint syncs (when syncing by itself); an account change forgets the
+    /// synced values first.
+    private func observeRemote() {
         let hints = remote.observe { [weak self] event in
             guard let self else { return }
             if event == .accountChanged {
@@ -114,12 +166,7 @@ public final class SyncedStore: PreferenceStore {
             }
             scheduleSync()
         }
-        remoteHints.withLock { $0 = hints }
-        scheduleSync()  // when syncing by itself
-    }
-
-    deinit {
-        remoteHints.withLock { $0?.cancel() }
+        observations.withLock { $0.append(hints) }
     }
 
     /// `SyncedStore(local ⇄ remote)`.
@@ -364,7 +411,7 @@ public final class SyncedStore: PreferenceStore {
 
     /// Starts a sync on the store's queue after `delay`, unless one is waiting to start.
     private func scheduleSync(after delay: Duration = .zero) {
-        guard automatic else { return }
+        guard holdsLink else { return }
         let starts = state.withLock { state in
             guard !state.scheduled else { return false }
             state.scheduled = true

@@ -1,0 +1,73 @@
+#if PREFS_POSTGRESQL && (os(macOS) || os(Linux))
+    import Foundation
+    import PrefsTestSupport
+    import Prefs
+    import PrefsPostgres
+    import Testing
+
+    /// Issue "Settings that follow the user and the fleet", item 4: the processes of a machine
+    /// that sync one SQLite file share one link to the server.
+    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct SyncLinkTests {
+        /// Three processes write one file, and one of them talks to the server for all three.
+        ///
+        /// Killed with `kill -9`, it is replaced within a second or two, and the writes go on
+        /// arriving.
+        @Test func processesOnOneFileShareOneLinkTakenOverWhenItsHolderIsKilled() async throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-link-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("shared.sqlite").path
+            // One first, so that the file exists before the others open it.
+            var children = [try Helper.start(["synced-writer", path, server.url, "team", "a"])]
+            #expect(await eventually { children[0].currentStdout.contains("ready") })
+            for name in ["b", "c"] {
+                children.append(try Helper.start(["synced-writer", path, server.url, "team", name]))
+            }
+            defer {
+                for child in children where child.process.isRunning {
+                    kill(child.process.processIdentifier, SIGKILL)
+                }
+            }
+
+            let remote = try PostgresRemote(url: server.url, namespace: "team")
+            func latest(_ name: String) -> Int64? {
+                let entry = (try? remote.pull(after: nil))?.entries.first { $0.key == "\(name).latest" }
+                guard case .integer(let number)? = entry?.value else { return nil }
+                return number
+            }
+            func holders() -> [ChildProcess] {
+                children.filter { $0.process.isRunning && $0.currentStdout.contains("link") }
+            }
+            #expect(await eventually { holders().count == 1 })
+            #expect(
+                await eventually { ["a", "b", "c"].allSatisfy { latest($0) != nil } },
+                "every process's writes arrive")
+            // One process's connections, one for statements and one listening, and this test's
+            // reader: three processes linking each would hold six.
+            #expect(try server.clientConnections(where: "query = 'LISTEN prefs_sync'") == 1)
+            #expect(try server.clientConnections() <= 3)
+
+            let holder = try #require(holders().first)
+            kill(holder.process.processIdentifier, SIGKILL)
+            _ = holder.finish()
+            let survivors = children.filter { $0 !== holder }
+            let started = Date()
+            #expect(await eventually(within: 5) { survivors.contains { $0.currentStdout.contains("link") } })
+            #expect(Date().timeIntervalSince(started) < 2.5, "taken over within a second or so")
+            let before = ["a", "b", "c"].map { latest($0) ?? -1 }
+            #expect(
+                await eventually {
+                    zip(["a", "b", "c"], before).contains { name, last in
+                        survivors.contains { $0.currentStdout.contains("ready") }
+                            && (latest(name) ?? -1) > last
+                    }
+                }, "writes go on arriving")
+            #expect(
+                await eventually {
+                    (try? server.clientConnections(where: "query = 'LISTEN prefs_sync'")) == 1
+                })
+            for child in survivors { kill(child.process.processIdentifier, SIGKILL) }
+        }
+    }
+#endif
