@@ -8,11 +8,15 @@ import Foundation
 /// reached its server last; the replicas correct it (a replica that finds an older write than its
 /// own sends its own again), so every device ends on the highest stamp.
 ///
-/// Apple's limits are checked before writing: at most 1,024 keys and 1 MB for the whole store
-/// (the app's own keys included), and 64 bytes of UTF-8 for a key's name. A write over them is
-/// not written and stays pending on the device, reported to the diagnostics; the others go. An
-/// account change (a user signing out, or another in) makes the ``SyncedStore`` forget the synced
-/// values it holds before it pulls the new account's: two users' values never mix.
+/// Apple's limits are checked before writing: at most 1,024 keys and 1 MB of values for the
+/// whole store (the app's own keys included; Apple does not count the keys' names), and 64 bytes
+/// of UTF-8 for a key's name. A write over them is not written and stays pending on the device,
+/// reported to the diagnostics; the others go. When the device leaves an account (its user signs
+/// out, or another signs in), the ``SyncedStore`` forgets the synced values it holds and the
+/// writes it had not sent, before it pulls the new account's. (Writes made while no account is
+/// signed in stay on the device, and iCloud gives them to the next account that signs in, as
+/// Apple documents.) A removal keeps its key in the store, with its stamp, and so one of the
+/// 1,024.
 ///
 /// The app needs the iCloud key-value storage entitlement
 /// (`com.apple.developer.ubiquity-kvstore-identifier`). On Linux there is no iCloud: the type
@@ -29,7 +33,8 @@ public final class ICloudRemote: SyncRemote {
 
     /// Apple's limits for an app's key-value store.
     static let maximumKeys = 1_024
-    static let maximumBytes = 1_048_576
+    /// Apple says 1 MB without saying which; the smaller.
+    static let maximumBytes = 1_000_000
     static let maximumKeyBytes = 64
     /// What every key of this remote starts with, among the app's own keys.
     static let prefix = "prefs:"
@@ -73,10 +78,7 @@ public final class ICloudRemote: SyncRemote {
                 why = "its name is longer than iCloud's \(Self.maximumKeyBytes) bytes"
             } else if sizes[name] == nil, sizes.count + 1 > Self.maximumKeys {
                 why = "iCloud's store holds \(Self.maximumKeys) keys already"
-            } else if sizes.reduce(0, { $0 + $1.key.utf8.count + $1.value }) - (sizes[name] ?? 0)
-                + name.utf8.count
-                + size > Self.maximumBytes
-            {
+            } else if sizes.values.reduce(0, +) - (sizes[name] ?? 0) + size > Self.maximumBytes {
                 why = "iCloud's 1 MB would be exceeded (this value is \(size) bytes)"
             }
             if let why {
@@ -86,8 +88,6 @@ public final class ICloudRemote: SyncRemote {
             storage.set(record, forKey: name)
             sizes[name] = size
         }
-        // Apple: a write is sent when the system sees fit; asking now makes it sooner.
-        storage.synchronize()
         guard untaken.isEmpty else {
             throw StoreError(
                 kind: .tooLarge, store: description,
@@ -111,15 +111,30 @@ public final class ICloudRemote: SyncRemote {
     /// Hands on the key-value store's changes from elsewhere: a change from the server or the
     /// first sync as `.changed`, an account change as `.accountChanged`; a quota violation is
     /// reported to the diagnostics (the store's other writers filled it) and pulled after.
+    ///
+    /// Registering asks the store to synchronize, as Apple asks an app to at launch (after it
+    /// registered for the changes); `false` (the app lacks the iCloud entitlement) is reported.
     public func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
-        storage.observeExternalChanges { [diagnostics, description] reason, _ in
+        defer {
+            if !storage.synchronize() {
+                diagnostics.report(
+                    PreferenceIssue(
+                        key: "", store: description,
+                        kind: .storeNotice(
+                            "iCloud's key-value store refuses to synchronize: does the app have the iCloud key-value storage entitlement?"
+                        )))
+            }
+        }
+        return storage.observeExternalChanges { [diagnostics, description] reason, keys in
             switch reason {
             case .accountChange: handler(.accountChanged)
             case .quotaViolation:
                 diagnostics.report(
                     PreferenceIssue(
                         key: "", store: description,
-                        kind: .storeNotice("iCloud reports the app's key-value store over its quota")))
+                        kind: .storeNotice(
+                            "iCloud reports the app's key-value store over its quota (keys: \(keys.joined(separator: ", ")))"
+                        )))
                 handler(.changed)
             case .serverChange, .initialSync: handler(.changed)
             }
@@ -177,7 +192,8 @@ package protocol UbiquitousStorage: AnyObject, Sendable {
 #if canImport(Darwin)
     /// The system's iCloud key-value store: the only code of syncing that Linux does not run.
     final class SystemUbiquitousStorage: UbiquitousStorage, @unchecked Sendable {
-        // @unchecked: NSUbiquitousKeyValueStore is thread-safe (Apple's documentation).
+        // @unchecked: assumed safe from any thread, as apps use it (Apple documents this for
+        // UserDefaults, not for this class); every call goes straight to the system's object.
         private let store = NSUbiquitousKeyValueStore.default
 
         var dictionaryRepresentation: [String: Any] { store.dictionaryRepresentation }
@@ -197,7 +213,7 @@ package protocol UbiquitousStorage: AnyObject, Sendable {
                 let info = notification.userInfo
                 let keys = info?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] ?? []
                 let reason: UbiquitousChangeReason =
-                    switch (info?[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue {
+                    switch (info?[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue ?? -1 {
                     case NSUbiquitousKeyValueStoreInitialSyncChange: .initialSync
                     case NSUbiquitousKeyValueStoreQuotaViolationChange: .quotaViolation
                     case NSUbiquitousKeyValueStoreAccountChange: .accountChange

@@ -76,7 +76,7 @@ public enum SyncRemoteEvent: Sendable, Equatable {
     case changed
     /// The remote now holds another account's entries (iCloud's user signed out, or another
     /// signed in). The store forgets the synced values it holds, and this replica's writes not
-    /// yet sent (they belong to the account before), then pulls: two users' values never mix.
+    /// yet sent (they belong to the account before), then pulls the new account's.
     case accountChanged
 }
 

@@ -152,7 +152,10 @@ public final class SyncedStore: PreferenceStore {
     private func observeRemote() {
         let hints = remote.observe { [weak self] event in
             guard let self else { return }
-            if event == .accountChanged {
+            guard event == .accountChanged else { return scheduleSync() }
+            // On the store's queue, not the notifying thread (the system's, on Apple platforms),
+            // which must not wait for a sync in progress; the sync it asks for comes after.
+            queue.async { [self] in
                 do {
                     try forgetSyncedValues()
                 } catch {
@@ -163,8 +166,8 @@ public final class SyncedStore: PreferenceStore {
                                 "the account changed, and the synced values could not be removed: \(error)")
                         ))
                 }
+                scheduleSync()
             }
-            scheduleSync()
         }
         observations.withLock { $0.append(hints) }
     }

@@ -11,7 +11,7 @@ import PrefsSupport
 /// server's changes to every device of the account, each told with a `serverChange` naming the
 /// keys. A device that joins an account gets its copy with `initialSync`; one that switches
 /// accounts gets the other account's copy with `accountChange`. The server refuses writes past
-/// 1,024 keys or 1 MB, telling the device `quotaViolation`.
+/// 1,024 keys or 1 MB of values, telling the device `quotaViolation`.
 final class ICloudServerStandIn: Sendable {
     fileprivate struct State {
         var accounts: [String: [String: PropertyListValue]] = [:]
@@ -44,9 +44,8 @@ final class ICloudServerStandIn: Sendable {
                 for (key, value) in writes {
                     var next = held
                     next[key] = value
-                    let bytes = next.reduce(0) {
-                        $0 + $1.key.utf8.count + ICloudRemote.size(of: $1.value.foundationObject)
-                    }
+                    // Values only: Apple does not count the keys' names.
+                    let bytes = next.values.reduce(0) { $0 + ICloudRemote.size(of: $1.foundationObject) }
                     if value != nil,
                         next.count > ICloudRemote.maximumKeys || bytes > ICloudRemote.maximumBytes
                     {
