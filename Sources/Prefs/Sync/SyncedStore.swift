@@ -64,6 +64,8 @@ public final class SyncedStore: PreferenceStore {
         var conflicts: [SyncConflict] = []
         /// Writes the remote could not take, reported once each.
         var reportedUntaken: Set<SyncStamp> = []
+        /// No sync starts before this (after writes the remote lost were marked to send again).
+        var quietUntil: ContinuousClock.Instant = .now
     }
 
     /// Pairs `local` with `remote`, syncing the keys in `selection`.
@@ -250,8 +252,9 @@ public final class SyncedStore: PreferenceStore {
     public func syncNow() throws {
         try cycle.withLock { _ in
             do {
-                let (entries, cursor) = try remote.pull(after: local.value(forKey: Self.cursorKey))
-                try merge(entries, cursor: cursor)
+                let since = local.value(forKey: Self.cursorKey)
+                let (entries, cursor) = try remote.pull(after: since)
+                try merge(entries, cursor: cursor, complete: since == nil)
                 try push()
                 state.withLock {
                     $0.lastContact = Date()
@@ -370,10 +373,30 @@ public final class SyncedStore: PreferenceStore {
     /// one held here replaces the value (a pending write of this replica it replaces is
     /// reported); one below it makes this replica's write pending again (the remote holds an
     /// older write: a remote whose own order is by arrival, such as iCloud's).
-    private func merge(_ entries: [SyncEntry], cursor: PropertyListValue?, keepingCursor: Bool = false) throws
-    {
+    ///
+    /// `complete`: the entries are every entry the remote holds (a pull after no cursor). A write
+    /// of this replica marked sent that the remote does not hold was lost on the way (iCloud
+    /// discards writes made before its first download from the server, as Apple documents): it
+    /// becomes pending again, and the next sync waits a little (a remote still discarding would
+    /// otherwise be sent the same write over and over).
+    private func merge(
+        _ entries: [SyncEntry], cursor: PropertyListValue?, keepingCursor: Bool = false,
+        complete: Bool = false
+    ) throws {
         var lost: [SyncConflict] = []
+        var resent = false
         try local.transaction { t in
+            if complete {
+                let held = Set(entries.map { StoreKey($0.key) })
+                for name in t.keys where name.hasPrefix(Self.markPrefix) {
+                    let key = String(name.dropFirst(Self.markPrefix.count))
+                    guard !held.contains(StoreKey(key)), selection.contains(key),
+                        let mark = SyncMark(t[name]), !mark.pending
+                    else { continue }
+                    t[name] = SyncMark(stamp: mark.stamp, pending: true).propertyList
+                    resent = true
+                }
+            }
             var clock = HybridClock(t[Self.clockKey])
             for entry in entries where !Self.isReserved(entry.key) && selection.contains(entry.key) {
                 clock.observe(entry.stamp)
@@ -400,6 +423,7 @@ public final class SyncedStore: PreferenceStore {
             t[Self.clockKey] = clock.propertyList
             if !keepingCursor { t[Self.cursorKey] = cursor }
         }
+        if resent { state.withLock { $0.quietUntil = .now + .seconds(2) } }
         guard !lost.isEmpty else { return }
         state.withLock { state in
             state.conflicts.append(contentsOf: lost)
@@ -415,13 +439,13 @@ public final class SyncedStore: PreferenceStore {
     /// Starts a sync on the store's queue after `delay`, unless one is waiting to start.
     private func scheduleSync(after delay: Duration = .zero) {
         guard holdsLink else { return }
-        let starts = state.withLock { state in
-            guard !state.scheduled else { return false }
+        let wait = state.withLock { state -> Duration? in
+            guard !state.scheduled else { return nil }
             state.scheduled = true
-            return true
+            return max(delay, state.quietUntil - .now)
         }
-        guard starts else { return }
-        queue.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
+        guard let wait else { return }
+        queue.asyncAfter(deadline: .now() + wait.timeInterval) { [weak self] in
             guard let self else { return }
             state.withLock { $0.scheduled = false }
             do {

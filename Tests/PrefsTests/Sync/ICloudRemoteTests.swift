@@ -59,6 +59,25 @@ import Testing
         #expect(b.status.conflicts.map(\.key) == [], "b's write had been taken: a newer one replaced it")
     }
 
+    /// iCloud discards writes made before a device's first download from the server (Apple
+    /// documents it); the next sync after the download finds them missing and sends them again.
+    @Test func writesICloudDiscardedBeforeItsFirstDownloadAreSentAgain() throws {
+        let server = ICloudServerStandIn()
+        let other = try replica(server.device(account: "zhuo"))
+        let fresh = server.device(account: "zhuo", downloaded: false)
+        let a = try replica(fresh)
+        try a.setValue(.string("dark"), forKey: "theme")
+        try a.syncNow()
+        #expect(fresh.dictionaryRepresentation["prefs:theme"] == nil, "discarded")
+        #expect(a.status.pendingKeys.isEmpty, "as far as the store could tell, sent")
+        fresh.completeInitialDownload()
+        try a.syncNow()
+        #expect(fresh.dictionaryRepresentation["prefs:theme"] != nil, "sent again")
+        server.deliver()
+        try other.syncNow()
+        #expect(other.value(forKey: "theme") == .string("dark"))
+    }
+
     /// A device that joins later takes the account's values with its first sync, and pushes
     /// nothing it did not write.
     @Test func aNewDeviceTakesTheAccountsValues() throws {

@@ -20,12 +20,16 @@ final class ICloudServerStandIn: Sendable {
 
     fileprivate let state = Locked(State())
 
-    /// A device signed in to `account`, its copy made from the server's (`initialSync`).
-    func device(account: String) -> ICloudDeviceStandIn {
-        let device = ICloudDeviceStandIn(server: self, account: account)
+    /// A device signed in to `account`, its copy made from the server's (`initialSync`); with
+    /// `downloaded: false`, one whose first download has not happened yet: it discards writes
+    /// until ``ICloudDeviceStandIn/completeInitialDownload()``, as Apple documents.
+    func device(account: String, downloaded: Bool = true) -> ICloudDeviceStandIn {
+        let device = ICloudDeviceStandIn(server: self, account: account, downloaded: downloaded)
         state.withLock { $0.devices.append(device) }
-        device.replaceCopy(
-            with: state.withLock { $0.accounts[account] ?? [:] }, account: account, reason: .initialSync)
+        if downloaded {
+            device.replaceCopy(
+                with: state.withLock { $0.accounts[account] ?? [:] }, account: account, reason: .initialSync)
+        }
         return device
     }
 
@@ -72,6 +76,8 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
         /// Written here and not delivered yet, in order (`nil`: removed).
         var waiting: [(String, PropertyListValue?)] = []
         var listeners: [UUID: @Sendable (UbiquitousChangeReason, [String]) -> Void] = [:]
+        /// Whether the first download from the server happened (writes before it are discarded).
+        var downloaded: Bool
     }
 
     private unowned let server: ICloudServerStandIn
@@ -79,9 +85,14 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
     /// How many times `synchronize()` was called.
     let synchronizations = Locked(0)
 
-    fileprivate init(server: ICloudServerStandIn, account: String) {
+    fileprivate init(server: ICloudServerStandIn, account: String, downloaded: Bool) {
         self.server = server
-        state = Locked(State(account: account))
+        state = Locked(State(account: account, downloaded: downloaded))
+    }
+
+    /// The first download from the server: the account's copy, and `initialSync`.
+    func completeInitialDownload() {
+        replaceCopy(with: server.contents(of: account), account: account, reason: .initialSync)
     }
 
     var account: String { state.withLock { $0.account } }
@@ -93,6 +104,7 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
     func set(_ object: Any?, forKey key: String) {
         let value = object.flatMap(PropertyListValue.init(foundationObject:))
         state.withLock { state in
+            guard state.downloaded else { return }  // discarded
             state.copy[key] = value
             state.waiting.append((key, value))
         }
@@ -124,6 +136,7 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
             state.account = account
             state.copy = contents
             state.waiting = []
+            state.downloaded = true
         }
         notify(reason, keys: contents.keys.sorted())
     }
