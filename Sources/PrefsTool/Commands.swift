@@ -88,6 +88,13 @@ let commands: [Command] = [
         summary: "print each change as it happens, from any process, until interrupted",
         example: "prefs watch com.example.app volume", arguments: 1...2, run: watch),
     Command(
+        name: "sync-status", usage: "sync-status DOMAIN",
+        summary: """
+            what a synced store (SyncedStore) keeps in the domain: its replica, the keys synced, the
+                  writes not sent yet, when the remote last answered or why not, and writes that lost
+            """,
+        example: "prefs sync-status com.example.app", arguments: 1...1, run: syncStatus),
+    Command(
         name: "help", usage: "help [COMMAND]", summary: "describe every command, or one",
         example: "prefs help write", arguments: 0...1, run: help),
 ]
@@ -330,6 +337,41 @@ private func help(_ invocation: Invocation) throws {
 }
 
 // MARK: - Shared steps
+
+private func syncStatus(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    guard let kept = SyncedStore.kept(in: try existing(domain, in: invocation)) else {
+        throw CLIError.notFound("Domain \(domain) is not synced: no SyncedStore has used it")
+    }
+    let status = kept.status
+    let conflicts: [PropertyListValue] = status.conflicts.map { conflict in
+        var entries: [String: PropertyListValue] = [
+            "key": .string(conflict.key), "lost": .string(conflict.lostStamp.description),
+            "won": .string(conflict.winningStamp.description),
+        ]
+        entries["lostValue"] = conflict.lostValue
+        return .dictionary(entries)
+    }
+    var report: [String: PropertyListValue] = [
+        "replica": .string(kept.replica), "syncedKeys": .integer(Int64(kept.syncedKeys)),
+        "pending": .array(status.pendingKeys.map(PropertyListValue.string)), "conflicts": .array(conflicts),
+    ]
+    report["lastContact"] = status.lastContact.map(PropertyListValue.date)
+    report["lastError"] = status.lastError.map(PropertyListValue.string)
+    if invocation.json {
+        Output.line(PlistText.json(.dictionary(report)))
+        return
+    }
+    Output.line("replica \(kept.replica), \(kept.syncedKeys) keys synced")
+    Output.line(
+        "pending: " + (status.pendingKeys.isEmpty ? "none" : status.pendingKeys.joined(separator: ", ")))
+    Output.line("last contact: " + (status.lastContact.map(CalendarDate.iso8601) ?? "never"))
+    if let error = status.lastError { Output.line("last error: \(error)") }
+    for conflict in status.conflicts {
+        let lost = conflict.lostValue.map { PlistText.oldStyle($0) } ?? "a removal"
+        Output.line("lost: \(conflict.key) = \(lost) (\(conflict.lostStamp)), to \(conflict.winningStamp)")
+    }
+}
 
 private func existing(_ domain: String, in invocation: Invocation) throws -> any PreferenceStore {
     guard let store = try invocation.store.existingStore(domain) else {

@@ -59,9 +59,6 @@ public final class SyncedStore: PreferenceStore {
     private struct State {
         var scheduled = false
         var retryDelay: Duration?
-        var lastContact: Date?
-        var lastError: String?
-        var conflicts: [SyncConflict] = []
         /// Writes the remote could not take, reported once each.
         var reportedUntaken: Set<SyncStamp> = []
         /// No sync starts before this (after writes the remote lost were marked to send again).
@@ -256,12 +253,12 @@ public final class SyncedStore: PreferenceStore {
                 let (entries, cursor) = try remote.pull(after: since)
                 try merge(entries, cursor: cursor, complete: since == nil)
                 try push()
-                state.withLock {
+                try report {
                     $0.lastContact = Date()
                     $0.lastError = nil
                 }
             } catch {
-                state.withLock { $0.lastError = "\(error)" }
+                try? report { $0.lastError = "\(error)" }
                 throw error
             }
         }
@@ -273,12 +270,20 @@ public final class SyncedStore: PreferenceStore {
     /// ```swift
     /// if let error = synced.status.lastError { print("offline: \(error)") }
     /// ```
+    ///
+    /// Kept in the local store: every process sharing it sees the same, and so does the `prefs`
+    /// tool (`prefs sync-status DOMAIN`).
     public var status: SyncStatus {
-        let pending = pendingEntries().map(\.key).sorted()
-        return state.withLock {
-            SyncStatus(
-                pendingKeys: pending, lastContact: $0.lastContact, lastError: $0.lastError,
-                conflicts: $0.conflicts)
+        Self.kept(in: local)?.status
+            ?? SyncStatus(pendingKeys: [], lastContact: nil, lastError: nil, conflicts: [])
+    }
+
+    /// Changes the report kept in the local store.
+    private func report(_ change: (inout SyncReport) -> Void) throws {
+        try local.transaction { t in
+            var report = SyncReport(t[Self.statusKey])
+            change(&report)
+            t[Self.statusKey] = report.propertyList
         }
     }
 
@@ -422,13 +427,13 @@ public final class SyncedStore: PreferenceStore {
             }
             t[Self.clockKey] = clock.propertyList
             if !keepingCursor { t[Self.cursorKey] = cursor }
+            if !lost.isEmpty {
+                var report = SyncReport(t[Self.statusKey])
+                report.add(lost)
+                t[Self.statusKey] = report.propertyList
+            }
         }
         if resent { state.withLock { $0.quietUntil = .now + .seconds(2) } }
-        guard !lost.isEmpty else { return }
-        state.withLock { state in
-            state.conflicts.append(contentsOf: lost)
-            state.conflicts.removeFirst(max(0, state.conflicts.count - Self.conflictsKept))
-        }
         for conflict in lost {
             diagnostics.report(
                 PreferenceIssue(
@@ -472,6 +477,7 @@ public final class SyncedStore: PreferenceStore {
     static let clockKey = "prefs.sync:clock"
     static let cursorKey = "prefs.sync:cursor"
     static let replicaKey = "prefs.sync:replica"
+    static let statusKey = "prefs.sync:status"
 
     static func isReserved(_ key: String) -> Bool { key.hasPrefix(reservedPrefix) }
     static func markKey(_ key: String) -> String { markPrefix + key }
@@ -515,9 +521,9 @@ public struct SyncConflict: Equatable, Sendable, CustomStringConvertible {
     /// What this replica had written (`nil`: it had removed the key).
     public let lostValue: PropertyListValue?
     /// The stamp of the write that lost.
-    let lostStamp: SyncStamp
+    package let lostStamp: SyncStamp
     /// The stamp of the write that won, now the key's value here.
-    let winningStamp: SyncStamp
+    package let winningStamp: SyncStamp
 
     /// One line saying what lost to what.
     public var description: String {

@@ -1,0 +1,84 @@
+import Foundation
+
+/// What a store's syncing came to, kept in its local store (`prefs.sync:status`), where every
+/// process sharing the store, and the `prefs` tool, reads it: when the remote last answered,
+/// why it did not, and the writes of this replica that lost.
+///
+/// ```swift
+/// var report = SyncReport(local.value(forKey: SyncedStore.statusKey))
+/// report.lastError = nil
+/// ```
+package struct SyncReport: Equatable {
+    package var lastContact: Date?
+    package var lastError: String?
+    /// Oldest first, the last ``SyncedStore/conflictsKept``.
+    package var conflicts: [SyncConflict] = []
+
+    /// The report kept in `value`; an empty one when there is none (or it is damaged).
+    package init(_ value: PropertyListValue?) {
+        guard case .dictionary(let entries)? = value else { return }
+        if case .date(let date)? = entries["lastContact"] { lastContact = date }
+        if case .string(let error)? = entries["lastError"] { lastError = error }
+        if case .array(let kept)? = entries["conflicts"] {
+            conflicts = kept.compactMap(SyncConflict.init(_:))
+        }
+    }
+
+    package var propertyList: PropertyListValue {
+        var entries: [String: PropertyListValue] = ["conflicts": .array(conflicts.map(\.propertyList))]
+        entries["lastContact"] = lastContact.map(PropertyListValue.date)
+        entries["lastError"] = lastError.map(PropertyListValue.string)
+        return .dictionary(entries)
+    }
+
+    /// Adds conflicts, keeping the newest.
+    package mutating func add(_ lost: [SyncConflict]) {
+        conflicts.append(contentsOf: lost)
+        conflicts.removeFirst(max(0, conflicts.count - SyncedStore.conflictsKept))
+    }
+}
+
+extension SyncConflict {
+    fileprivate init?(_ value: PropertyListValue) {
+        guard case .dictionary(let entries) = value, case .string(let key)? = entries["key"],
+            case .dictionary(let lost)? = entries["lostStamp"], let lostStamp = SyncStamp(propertyList: lost),
+            case .dictionary(let won)? = entries["winningStamp"],
+            let winningStamp = SyncStamp(propertyList: won)
+        else { return nil }
+        self.init(key: key, lostValue: entries["lostValue"], lostStamp: lostStamp, winningStamp: winningStamp)
+    }
+
+    fileprivate var propertyList: PropertyListValue {
+        var entries: [String: PropertyListValue] = [
+            "key": .string(key), "lostStamp": .dictionary(lostStamp.propertyList),
+            "winningStamp": .dictionary(winningStamp.propertyList),
+        ]
+        entries["lostValue"] = lostValue
+        return .dictionary(entries)
+    }
+}
+
+extension SyncedStore {
+    /// The syncing kept in `store` (a synced store's local store, opened by another process or
+    /// the `prefs` tool): its replica, the keys synced, and the status every process shares;
+    /// `nil` for a store no `SyncedStore` has used.
+    ///
+    /// ```swift
+    /// if let kept = SyncedStore.kept(in: try SQLiteStore(path: path)) { print(kept.status.pendingKeys) }
+    /// ```
+    package static func kept(in store: any PreferenceStore) -> (
+        replica: String, syncedKeys: Int, status: SyncStatus
+    )? {
+        let snapshot = store.snapshot()
+        guard case .string(let replica)? = snapshot[StoreKey(replicaKey)] else { return nil }
+        let marks = snapshot.compactMap { key, value -> (String, SyncMark)? in
+            guard key.name.hasPrefix(markPrefix), let mark = SyncMark(value) else { return nil }
+            return (String(key.name.dropFirst(markPrefix.count)), mark)
+        }
+        let report = SyncReport(snapshot[StoreKey(statusKey)])
+        let status = SyncStatus(
+            pendingKeys: marks.filter { $0.1.pending }.map(\.0).sorted(), lastContact: report.lastContact,
+            lastError: report.lastError, conflicts: report.conflicts)
+        return (replica, marks.count, status)
+    }
+}
