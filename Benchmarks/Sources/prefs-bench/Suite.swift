@@ -64,6 +64,7 @@ enum Suite {
             BenchStep(name: "idle cost of 50 open stores", measure: idleCost),
             BenchStep(name: "a store of 100,000 keys", measure: largeStore),
             BenchStep(name: "publishing 1,000 key descriptions", measure: publishing),
+            BenchStep(name: "synced reads", measure: syncedReads),
         ]
         if postgres { steps.append(BenchStep(name: "PostgreSQL", measure: postgresSteps)) }
         if postgres && fleet { steps.append(BenchStep(name: "PostgreSQL fleet", measure: fleetSteps)) }

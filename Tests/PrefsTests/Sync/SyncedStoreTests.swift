@@ -140,6 +140,28 @@ import Testing
         #expect(server.entries["windowFrame"] == nil)
     }
 
+    /// A typed read through a synced store takes its local `SQLiteStore`'s read slots, and
+    /// answers as the general path does; the store's own records read as nothing.
+    @Test func typedReadsThroughTheStoreAnswerAsTheGeneralPath() throws {
+        let (store, _) = try replica(
+            MemorySyncServer(), local: try SQLiteStore(path: TestFiles.uniquePath("typed")))
+        let values: [PropertyListValue] = [
+            .string("dark"), .integer(42), .double(0.5), .bool(true), .integer(.max),
+            .string("a string longer than a slot holds"), .date(Date(timeIntervalSinceReferenceDate: 5)),
+        ]
+        for (index, value) in values.enumerated() { try store.setValue(value, forKey: "k\(index)") }
+        let reads = DirectAndGeneralReads(store, domain: "synced-typed")
+        for index in 0...values.count {
+            reads.expectSame(Preferences.Key<String>("k\(index)", default: "default"), times: 2)
+            reads.expectSame(Preferences.Key<Int>("k\(index)", default: -1), times: 2)
+            reads.expectSame(Preferences.Key<Double>("k\(index)", default: -1), times: 2)
+            reads.expectSame(Preferences.Key<Bool>("k\(index)", default: false), times: 2)
+        }
+        reads.expectSame(Preferences.Key<String>(SyncedStore.replicaKey, default: "hidden"))
+        #expect(reads.direct[Preferences.Key<String>(SyncedStore.replicaKey, default: "hidden")] == "hidden")
+        reads.expectSameReports(atLeast: 1)
+    }
+
     @Test func theStoresOwnRecordsAreHiddenAndCannotBeWritten() throws {
         let local = MemoryStore()
         let (store, _) = try replica(MemorySyncServer(), local: local)
