@@ -140,6 +140,19 @@ import PrefsSupport
             }
         }
 
+        /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+        func inTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+            try run("BEGIN")
+            do {
+                let result = try body()
+                try run("COMMIT")
+                return result
+            } catch {
+                _ = try? run("ROLLBACK")
+                throw error
+            }
+        }
+
         enum Parameter {
             case text(String)
             case bytes(Data)

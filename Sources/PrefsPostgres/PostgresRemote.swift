@@ -72,8 +72,7 @@ import PrefsSupport
         /// entries of the others.
         public func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
             try withConnection { connection in
-                try connection.run("BEGIN")
-                do {
+                try connection.inTransaction {
                     try connection.run(
                         "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("prefs_sync:" + namespace)],
                         prepared: true)
@@ -96,11 +95,7 @@ import PrefsSupport
                     // Delivered at the commit, to every listener of the channel.
                     try connection.run(
                         "SELECT pg_notify($1, $2)", [.text(Self.channel), .text(namespace)], prepared: true)
-                    try connection.run("COMMIT")
                     return refused
-                } catch {
-                    _ = try? connection.run("ROLLBACK")
-                    throw error
                 }
             }
         }
@@ -227,8 +222,7 @@ import PrefsSupport
     enum SyncSchema {
         static func prepare(_ connection: PostgresConnection) throws {
             try connection.run("SET client_min_messages = warning")
-            try connection.run("BEGIN")
-            do {
+            try connection.inTransaction {
                 try connection.run("SELECT pg_advisory_xact_lock(7370216)")
                 try connection.run(
                     """
@@ -240,10 +234,6 @@ import PrefsSupport
                 try connection.run("CREATE SEQUENCE IF NOT EXISTS prefs_sync_seq")
                 try connection.run(
                     "CREATE INDEX IF NOT EXISTS prefs_sync_by_seq ON prefs_sync(namespace, seq)")
-                try connection.run("COMMIT")
-            } catch {
-                _ = try? connection.run("ROLLBACK")
-                throw error
             }
         }
     }

@@ -14,8 +14,7 @@
         static func prepare(_ connection: PostgresConnection) throws {
             // "relation already exists, skipping" notices are not worth a line on stderr.
             try connection.run("SET client_min_messages = warning")
-            try connection.run("BEGIN")
-            do {
+            try connection.inTransaction {
                 // Concurrent CREATE TABLE IF NOT EXISTS can still collide; one process at a time.
                 try connection.run("SELECT pg_advisory_xact_lock(7370215)")
                 try connection.run(
@@ -55,10 +54,6 @@
                 try connection.run("CREATE SEQUENCE IF NOT EXISTS prefs_seq")
                 try connection.run(
                     "CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(namespace, seq)")
-                try connection.run("COMMIT")
-            } catch {
-                _ = try? connection.run("ROLLBACK")
-                throw error
             }
         }
     }

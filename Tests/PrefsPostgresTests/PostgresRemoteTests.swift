@@ -98,7 +98,7 @@
             let replicas = try (0..<3).map { index in
                 try replica(server, local: try SQLiteStore(path: temporaryPath("replica\(index)")))
             }
-            var random = SplitMix(seed: 7)
+            var random = SeededGenerator(state: 7)
             var writes: [String: [(stamp: SyncStamp, value: PropertyListValue?)]] = [:]
             var serverUp = true
             for step in 0..<120 {
@@ -140,16 +140,4 @@
         return folder.appendingPathComponent(name + ".sqlite").path
     }
 
-    /// A small random number generator with a seed, so a failing run can be run again.
-    private struct SplitMix {
-        private var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 #endif

@@ -166,7 +166,7 @@ import Testing
     @Test(arguments: 0..<6)
     func devicesConvergeWhateverICloudDelivers(seed: UInt64) throws {
         let server = ICloudServerStandIn()
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(state: seed)
         let times = Locked<[UInt64]>([5_000, 5_000, 5_000])
         let replicas = try (0..<3).map { index in
             try replica(server.device(account: "zhuo"), clock: { times.withLock { $0[index] } })

@@ -250,7 +250,7 @@ import Testing
     @Test(arguments: [false, true], 0..<8)
     func replicasConvergeOnTheHighestStampWhateverTheOrder(lastWriterWins: Bool, seed: UInt64) throws {
         let server = MemorySyncServer(lastWriterWins: lastWriterWins)
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(state: seed)
         let times = Locked<[UInt64]>([10_000, 10_000, 10_000])
         let replicas = try (0..<3).map { index in
             try replica(server, clock: { times.withLock { $0[index] } })
@@ -309,18 +309,5 @@ import Testing
         #expect(await eventually { a.status.lastError != nil }, "the background sync failed")
         link.reachable = true
         #expect(await eventually { b.value(forKey: "theme") == .string("light") }, "retried by itself")
-    }
-}
-
-/// A small random number generator with a seed, so a failing run can be run again.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
