@@ -82,11 +82,12 @@ let package = Package(
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(
             name: "PrefsTestHelper",
-            dependencies: ["Prefs"] + whereverPostgres("PrefsPostgres"),
+            dependencies: ["Prefs", "PrefsTestSupport"] + whereverPostgres("PrefsPostgres"),
             path: "Tests/PrefsTestHelper",
             swiftSettings: postgresSettings),
-        // What every test target shares: finding and running the package's executables, waiting.
-        .target(name: "PrefsTestSupport", path: "Tests/PrefsTestSupport"),
+        // What every test target shares: finding and running the package's executables, waiting,
+        // checking that synced replicas agree.
+        .target(name: "PrefsTestSupport", dependencies: ["Prefs"], path: "Tests/PrefsTestSupport"),
         // The few system calls the tests make that Swift cannot say (behind GNU-only macros).
         .target(name: "CPrefsTestSupport", path: "Tests/CPrefsTestSupport"),
         .testTarget(

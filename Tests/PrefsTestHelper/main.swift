@@ -24,10 +24,14 @@
 //   synced-writer PATH URL NAMESPACE NAME  a SyncedStore (SQLite file, PostgreSQL remote) syncing by
 //                                        itself: prints "ready", writes NAME.latest = 0, 1, … every 50 ms
 //                                        forever, and prints "link" once this process talks to the server
+//   fleet-writer PATH URL NAMESPACE NAME SEED KEYS  a SyncedStore as synced-writer, writing key0 … key(KEYS-1)
+//                                        at random every 10–40 ms: prints "try KEY VALUE" before each write and
+//                                        "ack KEY VALUE STAMP" once it returned (values NAME.0, NAME.1, …)
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
 import Prefs
+import PrefsTestSupport
 
 #if PREFS_POSTGRESQL
     import PrefsPostgres
@@ -316,6 +320,30 @@ func standardWrite() throws {
         }
     }
 
+    /// The `fleet-writer` mode (see the list at the top).
+    func fleetWriter() throws {
+        let store = try SyncedStore(
+            local: try SQLiteStore(path: argument(1)),
+            remote: try PostgresRemote(url: argument(2), namespace: argument(3)))
+        var random = SeededGenerator(state: UInt64(argument(5)) ?? 1)
+        let keys = UInt64(argument(6)) ?? 1
+        ChildWork.say("ready")
+        var linked = false
+        for index in 0... {
+            let key = "key\(random.next() % keys)"
+            let value = "\(argument(4)).\(index)"
+            ChildWork.say("try \(key) \(value)")
+            let stamps = try store.stampedTransaction { $0[key] = .string(value) }.stamps
+            guard let stamp = stamps[key] else { fail("no stamp for \(key)") }
+            ChildWork.say("ack \(key) \(value) \(stamp)")
+            if !linked, store.holdsLink {
+                ChildWork.say("link")
+                linked = true
+            }
+            usleep(UInt32(10_000 + random.next() % 30_000))
+        }
+    }
+
     /// The `pg-ack-writer` mode (see the list at the top).
     func pgAckWriter() throws {
         let store = try PostgresStore(url: argument(1), namespace: argument(2))
@@ -369,6 +397,7 @@ var modes: [String: () throws -> Void] = [
     modes["pg-set"] = pgSet
     modes["pg-ack-writer"] = pgAckWriter
     modes["synced-writer"] = syncedWriter
+    modes["fleet-writer"] = fleetWriter
 #endif
 
 guard let run = modes[mode] else { fail("unknown mode \(mode)") }

@@ -5,7 +5,7 @@
 /// var random = SeededGenerator(state: 42)
 /// let pick = Int(random.next() % 10)
 /// ```
-public struct SeededGenerator: RandomNumberGenerator {
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
     /// The generator's state; the seed at first.
     public var state: UInt64
 

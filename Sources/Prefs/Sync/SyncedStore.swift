@@ -42,6 +42,8 @@ public final class SyncedStore: PreferenceStore {
     /// Whether the store syncs by itself (after writes, on the remote's hints, and again after
     /// a failure, waiting longer each time up to a minute).
     private let automatic: Bool
+    /// The wait before the first retry of a sync that failed (doubled for each failure after).
+    private let firstRetry: Duration
     /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
     private let now: @Sendable () -> UInt64
     private let state = Locked(State())
@@ -59,7 +61,10 @@ public final class SyncedStore: PreferenceStore {
 
     /// What the store knows of its syncing, besides the local store.
     private struct State {
-        var scheduled = false
+        /// When the next sync is planned to start, if one is.
+        var due: ContinuousClock.Instant?
+        /// Which plan is the latest (one planned sooner replaces one planned later).
+        var plan: UInt64 = 0
         var retryDelay: Duration?
         /// Writes the remote could not take, reported once each.
         var reportedUntaken: Set<SyncStamp> = []
@@ -89,7 +94,8 @@ public final class SyncedStore: PreferenceStore {
     /// As the public initializer, with the wall clock given (tests skew it).
     package init(
         local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection,
-        diagnostics: PreferenceDiagnostics, automatically: Bool, now: @escaping @Sendable () -> UInt64
+        diagnostics: PreferenceDiagnostics, automatically: Bool, now: @escaping @Sendable () -> UInt64,
+        firstRetry: Duration = .milliseconds(500)
     ) throws {
         self.local = local
         self.remote = remote
@@ -97,6 +103,7 @@ public final class SyncedStore: PreferenceStore {
         self.diagnostics = diagnostics
         self.automatic = automatically
         self.now = now
+        self.firstRetry = firstRetry
         localTypedReads = local as? any TypedReadStore
         link =
             automatically ? (local as? SQLiteStore).flatMap { SyncLink(path: $0.path + ".sync-link") } : nil
@@ -149,12 +156,13 @@ public final class SyncedStore: PreferenceStore {
         scheduleSync()
     }
 
-    /// Hears the remote: a hint syncs (when syncing by itself); an account change forgets the
-    /// synced values first.
+    /// Hears the remote: a hint syncs (when syncing by itself) at once, even when a retry was
+    /// planned for later (the remote answers again); an account change forgets the synced
+    /// values first.
     private func observeRemote() {
         let hints = remote.observe { [weak self] event in
             guard let self else { return }
-            guard event == .accountChanged else { return scheduleSync() }
+            guard event == .accountChanged else { return scheduleSync(soonerThanPlanned: true) }
             // On the store's queue, not the notifying thread (the system's, on Apple platforms),
             // which must not wait for a sync in progress; the sync it asks for comes after.
             queue.async { [self] in
@@ -168,7 +176,7 @@ public final class SyncedStore: PreferenceStore {
                                 "the account changed, and the synced values could not be removed: \(error)")
                         ))
                 }
-                scheduleSync()
+                scheduleSync(soonerThanPlanned: true)
             }
         }
         observations.withLock { $0.append(hints) }
@@ -200,8 +208,17 @@ public final class SyncedStore: PreferenceStore {
     /// A key of the store's own records (`prefs.sync:…`) is refused with ``StoreError`` of kind
     /// `.invalidKey`, and nothing is written.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        var stamped = false
+        try stampedTransaction(body).result
+    }
+
+    /// As ``transaction(_:)``, answering also the stamp each synced key written was given (the
+    /// tests check every acknowledged write against what the replicas agree on).
+    package func stampedTransaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> (
+        result: Result, stamps: [String: SyncStamp]
+    ) {
+        var stamps: [String: SyncStamp] = [:]
         let result = try local.transaction { t in
+            stamps = [:]  // a transaction the local store runs again starts over
             let base = t
             var visible = StoreTransaction(
                 read: { Self.isReserved($0) ? nil : base[$0] },
@@ -220,13 +237,13 @@ public final class SyncedStore: PreferenceStore {
                 guard selection.contains(key.name) else { continue }
                 let stamp = clock.stamp(now: now(), replica: replica)
                 t[Self.markKey(key.name)] = SyncMark(stamp: stamp, pending: true).propertyList
-                stamped = true
+                stamps[key.name] = stamp
             }
-            if stamped { t[Self.clockKey] = clock.propertyList }
+            if !stamps.isEmpty { t[Self.clockKey] = clock.propertyList }
             return result
         }
-        if stamped { scheduleSync() }
-        return result
+        if !stamps.isEmpty { scheduleSync() }
+        return (result, stamps)
     }
 
     /// Calls `handler` with every change of the local store's values: this process's writes,
@@ -444,24 +461,43 @@ public final class SyncedStore: PreferenceStore {
         }
     }
 
-    /// Starts a sync on the store's queue after `delay`, unless one is waiting to start.
-    private func scheduleSync(after delay: Duration = .zero) {
+    /// Whether a sync is planned (a retry, or one a write or a hint asked for), for the tests.
+    package var isSyncPlanned: Bool { state.withLock { $0.due != nil } }
+
+    /// Starts a sync on the store's queue after `delay`, unless one is planned already: one
+    /// planned later is replaced when `soonerThanPlanned` (a hint from the remote cuts a retry's
+    /// wait; a write does not, so writes made offline do not knock on an unreachable remote).
+    ///
+    /// A sync that fails is tried again later, waiting twice as long each time up to a minute.
+    /// Entries the remote cannot take (`.tooLarge`) are not such a failure: they stay pending,
+    /// reported, and go with the next sync a write or a hint starts, never holding others back.
+    private func scheduleSync(after delay: Duration = .zero, soonerThanPlanned: Bool = false) {
         guard holdsLink else { return }
-        let wait = state.withLock { state -> Duration? in
-            guard !state.scheduled else { return nil }
-            state.scheduled = true
-            return max(delay, state.quietUntil - .now)
+        let planned = state.withLock { state -> (plan: UInt64, wait: Duration)? in
+            let wait = max(delay, state.quietUntil - .now)
+            let due = ContinuousClock.now + wait
+            if let planned = state.due, !soonerThanPlanned || planned <= due { return nil }
+            state.due = due
+            state.plan &+= 1
+            return (state.plan, wait)
         }
-        guard let wait else { return }
-        queue.asyncAfter(deadline: .now() + wait.timeInterval) { [weak self] in
+        guard let planned else { return }
+        queue.asyncAfter(deadline: .now() + planned.wait.timeInterval) { [weak self] in
             guard let self else { return }
-            state.withLock { $0.scheduled = false }
+            let current = state.withLock { state in
+                guard state.plan == planned.plan else { return false }  // replaced by a sooner one
+                state.due = nil
+                return true
+            }
+            guard current else { return }
             do {
                 try syncNow()
                 state.withLock { $0.retryDelay = nil }
+            } catch let error as StoreError where error.kind == .tooLarge {
+                state.withLock { $0.retryDelay = nil }
             } catch {
                 let next = state.withLock { state in
-                    let next = min((state.retryDelay ?? .milliseconds(250)) * 2, .seconds(60))
+                    let next = min(state.retryDelay.map { $0 * 2 } ?? firstRetry, .seconds(60))
                     state.retryDelay = next
                     return next
                 }

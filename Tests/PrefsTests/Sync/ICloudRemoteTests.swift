@@ -128,6 +128,27 @@ import Testing
     ///
     /// Its synced values and its writes not sent go (each reported), then the new account's are
     /// pulled, and nothing of the account before reaches the new one; keys that do not sync stay.
+    /// A value iCloud cannot take stays pending without holding back the writes after it: the
+    /// store does not wait to retry as it would for a remote out of reach.
+    @Test func aWriteOverTheLimitHoldsNoOtherWriteBack() async throws {
+        let server = ICloudServerStandIn()
+        let device = server.device(account: "zhuo")
+        let issues = IssueRecorder()
+        let store = try SyncedStore(
+            local: MemoryStore(), remote: ICloudRemote(storage: device, diagnostics: issues.diagnostics),
+            syncing: .all, diagnostics: issues.diagnostics, automatically: true, now: { 1_000 },
+            firstRetry: .seconds(60))
+        try store.setValue(.string(String(repeating: "x", count: 1_000_001)), forKey: "big")
+        #expect(
+            await eventually { store.status.lastError != nil && !store.isSyncPlanned },
+            "refused, reported, and no retry planned (the remote answered)")
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(
+            await eventually(within: 5) {
+                device.dictionaryRepresentation["prefs:theme"] != nil && store.status.pendingKeys == ["big"]
+            })
+    }
+
     @Test func theValuesOfTheAccountADeviceLeavesAreForgotten() async throws {
         let server = ICloudServerStandIn()
         let other = try replica(server.device(account: "li"))

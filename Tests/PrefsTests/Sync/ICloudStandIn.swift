@@ -11,7 +11,8 @@ import PrefsSupport
 /// server's changes to every device of the account, each told with a `serverChange` naming the
 /// keys. A device that joins an account gets its copy with `initialSync`; one that switches
 /// accounts gets the other account's copy with `accountChange`. The server refuses writes past
-/// 1,024 keys or 1 MB of values, telling the device `quotaViolation`.
+/// 1,024 keys or 1 MB of values, telling the device `quotaViolation`. A device can be taken
+/// offline: nothing is delivered from it or to it until it is back.
 final class ICloudServerStandIn: Sendable {
     fileprivate struct State {
         var accounts: [String: [String: PropertyListValue]] = [:]
@@ -78,6 +79,8 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
         var listeners: [UUID: @Sendable (UbiquitousChangeReason, [String]) -> Void] = [:]
         /// Whether the first download from the server happened (writes before it are discarded).
         var downloaded: Bool
+        /// Out of reach of the server: its writes wait, and the server's changes do not come.
+        var offline = false
     }
 
     private unowned let server: ICloudServerStandIn
@@ -96,6 +99,11 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
     }
 
     var account: String { state.withLock { $0.account } }
+
+    /// Takes the device out of the server's reach (`true`) or back (`false`).
+    func setOffline(_ offline: Bool) {
+        state.withLock { $0.offline = offline }
+    }
 
     var dictionaryRepresentation: [String: Any] {
         state.withLock { $0.copy.mapValues(\.foundationObject) }
@@ -143,6 +151,7 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
 
     fileprivate func takeWaitingWrites() -> (String, [(String, PropertyListValue?)]) {
         state.withLock { state in
+            guard !state.offline else { return (state.account, []) }
             defer { state.waiting = [] }
             return (state.account, state.waiting)
         }
@@ -151,6 +160,7 @@ final class ICloudDeviceStandIn: UbiquitousStorage {
     /// The server's contents, over writes of this device not delivered yet (they stay).
     fileprivate func merge(_ contents: [String: PropertyListValue]) {
         let changed = state.withLock { state -> [String] in
+            guard !state.offline else { return [] }
             let waiting = Set(state.waiting.map(\.0))
             var changed: [String] = []
             for key in Set(contents.keys).union(state.copy.keys) where !waiting.contains(key) {

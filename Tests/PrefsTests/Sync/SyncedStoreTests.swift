@@ -310,4 +310,22 @@ import Testing
         link.reachable = true
         #expect(await eventually { b.value(forKey: "theme") == .string("light") }, "retried by itself")
     }
+
+    /// A retry planned far off (the remote was unreachable) gives way to the remote's hint: it
+    /// answers again, and the write goes at once, not a minute later.
+    @Test func aHintFromTheRemoteCutsARetrysWait() async throws {
+        let server = MemorySyncServer()
+        let link = MemoryRemote(server)
+        link.reachable = false
+        let a = try SyncedStore(
+            local: MemoryStore(), remote: link, syncing: .all, diagnostics: IssueRecorder().diagnostics,
+            automatically: true, now: { 1_000 }, firstRetry: .seconds(60))
+        try a.setValue(.string("dark"), forKey: "theme")
+        #expect(await eventually { a.status.lastError != nil }, "failed; the next try is a minute away")
+        link.reachable = true
+        let (b, _) = try replica(server)
+        try b.setValue(.string("wide"), forKey: "layout")
+        try b.syncNow()  // the server hints every replica
+        #expect(await eventually(within: 5) { server.entries["theme"] != nil }, "sent on the hint")
+    }
 }

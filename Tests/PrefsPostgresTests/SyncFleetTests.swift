@@ -1,0 +1,153 @@
+#if PREFS_POSTGRESQL && (os(macOS) || os(Linux))
+    import Foundation
+    import PrefsTestSupport
+    import Testing
+
+    @testable import Prefs
+    @testable import PrefsPostgres
+
+    /// Issue "Settings that follow the user and the fleet", its proof: a fleet on one machine.
+    ///
+    /// Three replicas (three SQLite files, standing for three hosts), each written by three
+    /// processes at once, sync through one PostgreSQL server while the test, at moments a seeded
+    /// generator picks, stops the server, ends every connection it has, kills a replica's link
+    /// holder with `kill -9`, kills another writer, and stops one with SIGSTOP for a while. At the
+    /// end every writer is killed mid-write and each replica syncs: every replica holds, for
+    /// every key, the value of the write with the highest stamp, and no acknowledged write is
+    /// lost unless a higher-stamped write of its key replaced it.
+    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct SyncFleetTests {
+        /// One of the faults the test injects.
+        enum Fault: CaseIterable {
+            case serverStopped, connectionsEnded, linkHolderKilled, writerKilled, writerSuspended
+        }
+
+        @Test func threeReplicasAgreeOnTheHighestStampAfterFaults() async throws {
+            let seed = UInt64(ProcessInfo.processInfo.environment["PREFS_FLEET_SEED"] ?? "") ?? 0xF1EE7
+            // A few rounds of every fault here; CI runs longer (the issue's proof, every time).
+            let rounds = ProcessInfo.processInfo.environment["CI"] == "true" ? 6 : 2
+            print("SyncFleetTests: seed \(seed), \(rounds) rounds of each fault")
+            var random = SeededGenerator(state: seed)
+            func pick(_ range: ClosedRange<Int>) -> Int {
+                range.lowerBound + Int(random.next() % UInt64(range.count))
+            }
+
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "prefs-fleet-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let paths = (0..<3).map { folder.appendingPathComponent("replica\($0).sqlite").path }
+            let namespace = "fleet"
+            let keyCount = 6
+
+            var writers: [(replica: Int, child: ChildProcess)] = []
+            var finished: [ChildOutput] = []
+            var started = 0
+            func startWriter(on replica: Int) throws {
+                started += 1
+                let child = try Helper.start([
+                    "fleet-writer", paths[replica], server.url, namespace, "w\(started)",
+                    String(random.next() % 1_000_000), String(keyCount),
+                ])
+                writers.append((replica, child))
+            }
+            func stopWriter(_ child: ChildProcess) {
+                kill(child.process.processIdentifier, SIGKILL)
+                finished.append(child.finish())
+                writers.removeAll { $0.child === child }
+            }
+            defer { for writer in writers { kill(writer.child.process.processIdentifier, SIGKILL) } }
+            for replica in 0..<3 {
+                // One first, so that the file exists before the others open it.
+                try startWriter(on: replica)
+                #expect(await eventually { writers.last!.child.currentStdout.contains("ready") })
+                try startWriter(on: replica)
+                try startWriter(on: replica)
+            }
+            #expect(
+                await eventually {
+                    (0..<3).allSatisfy { replica in
+                        writers.contains { $0.replica == replica && $0.child.currentStdout.contains("link") }
+                    }
+                }, "each replica has its link holder")
+
+            var faults = Array(repeating: Fault.allCases, count: rounds).flatMap { $0 }
+            faults.shuffle(using: &random)
+            for fault in faults {
+                try await Task.sleep(for: .milliseconds(pick(300...1_200)))
+                switch fault {
+                case .serverStopped:
+                    try server.stop(mode: pick(0...1) == 0 ? "immediate" : "fast")
+                    try await Task.sleep(for: .milliseconds(pick(300...1_500)))
+                    try server.start()
+                case .connectionsEnded:
+                    let connection = try PostgresConnection(url: server.url, redact: { $0 })
+                    _ = try connection.run(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+                        """)
+                case .linkHolderKilled:
+                    let replica = pick(0...2)
+                    let holder = writers.first {
+                        $0.replica == replica && $0.child.currentStdout.contains("link")
+                    }
+                    if let holder { stopWriter(holder.child) }
+                    try startWriter(on: replica)
+                case .writerKilled:
+                    let victim = writers[pick(0...(writers.count - 1))]
+                    stopWriter(victim.child)
+                    try startWriter(on: victim.replica)
+                case .writerSuspended:
+                    let victim = writers[pick(0...(writers.count - 1))].child.process.processIdentifier
+                    kill(victim, SIGSTOP)
+                    try await Task.sleep(for: .milliseconds(pick(500...2_000)))
+                    kill(victim, SIGCONT)
+                }
+            }
+            // The writes flowed while the faults came, not only in the syncs below.
+            let remote = try PostgresRemote(url: server.url, namespace: namespace)
+            var replicasHeard: Set<String> = []
+            #expect(
+                await eventually(within: 20) {
+                    let entries = (try? remote.pull(after: nil).entries) ?? []
+                    replicasHeard = Set(entries.map(\.stamp.replica))
+                    return replicasHeard.count == 3
+                }, "every replica's writes reached the server during the run: \(replicasHeard)")
+
+            // Every writer killed in the middle of its writes: what it acknowledged is kept locally.
+            for writer in writers { stopWriter(writer.child) }
+            var writes = SyncedWrites()
+            for output in finished { writes.read(output.stdout) }
+            let acknowledged = writes.acknowledgedCount
+            print("SyncFleetTests: \(started) writers, \(acknowledged) writes acknowledged")
+            #expect(acknowledged > 100)
+
+            // Each replica syncs: the first round sends what was pending, the second brings
+            // every replica what the others sent.
+            let stores = try paths.map { path in
+                try SyncedStore(
+                    local: try SQLiteStore(path: path),
+                    remote: try PostgresRemote(url: server.url, namespace: namespace),
+                    syncing: .all, diagnostics: .oncePerKey { _ in }, automatically: false)
+            }
+            for _ in 0..<2 {
+                for store in stores { try store.syncNow() }
+            }
+            for store in stores { #expect(store.status.pendingKeys == []) }
+            let held = Dictionary(
+                try remote.pull(after: nil).entries.map { ($0.key, $0) },
+                uniquingKeysWith: { first, _ in first })
+
+            let keys = (0..<keyCount).map { "key\($0)" }
+            #expect(writes.disagreements(among: stores, keys: keys) == [])
+            for key in keys {
+                #expect(
+                    held[key]?.stamp == stores[0].stamp(forKey: key),
+                    "\(key): the server holds what the replicas do")
+            }
+            #expect(writes.contested(keys) > 0, "replicas wrote the same keys: conflicts were decided")
+        }
+    }
+#endif
