@@ -95,6 +95,13 @@ let commands: [Command] = [
             """,
         example: "prefs sync-status com.example.app", arguments: 1...1, run: syncStatus),
     Command(
+        name: "sync-now", usage: "sync-now DOMAIN",
+        summary: """
+            ask the process that syncs the domain (its SyncedStore's link holder) to pull and push
+                  now, wait up to 10 s for it, and show the outcome as sync-status does
+            """,
+        example: "prefs sync-now com.example.app", arguments: 1...1, run: syncNow),
+    Command(
         name: "help", usage: "help [COMMAND]", summary: "describe every command, or one",
         example: "prefs help write", arguments: 0...1, run: help),
 ]
@@ -343,6 +350,43 @@ private func syncStatus(_ invocation: Invocation) throws {
     guard let kept = SyncedStore.kept(in: try existing(domain, in: invocation)) else {
         throw CLIError.notFound("Domain \(domain) is not synced: no SyncedStore has used it")
     }
+    show(kept, json: invocation.json)
+}
+
+private func syncNow(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    let store = try existing(domain, in: invocation)
+    guard SyncedStore.kept(in: store) != nil else {
+        throw CLIError.notFound("Domain \(domain) is not synced: no SyncedStore has used it")
+    }
+    guard let file = store as? SQLiteStore else {
+        throw CLIError.usage("sync-now asks through a SQLite file; domain \(domain) is kept in \(store)")
+    }
+    let outcome: SyncedStore.SyncRequestOutcome
+    do {
+        outcome = try SyncedStore.requestSync(of: file, timeout: .seconds(10))
+    } catch {
+        throw CLIError.store("Domain \(domain): the request to sync could not be written: \(error)")
+    }
+    switch outcome {
+    case .noProcessSyncs:
+        throw CLIError.notFound(
+            "No process syncs domain \(domain) now: the program whose SyncedStore syncs it is not running (it syncs when it starts)"
+        )
+    case .noAnswer:
+        throw CLIError.store("Domain \(domain): the process that syncs it did not finish a sync within 10 s")
+    case .ended(let report):
+        if let kept = SyncedStore.kept(in: store) { show(kept, json: invocation.json) }
+        if let error = report.lastError {
+            throw CLIError.store("Domain \(domain): the sync failed: \(error)")
+        }
+    }
+}
+
+/// Prints what a synced store keeps: as lines, or as JSON.
+private func show(
+    _ kept: (replica: String, syncedKeys: Int, status: SyncStatus), json: Bool
+) {
     let status = kept.status
     let conflicts: [PropertyListValue] = status.conflicts.map { conflict in
         var entries: [String: PropertyListValue] = [
@@ -358,7 +402,7 @@ private func syncStatus(_ invocation: Invocation) throws {
     ]
     report["lastContact"] = status.lastContact.map(PropertyListValue.date)
     report["lastError"] = status.lastError.map(PropertyListValue.string)
-    if invocation.json {
+    if json {
         Output.line(PlistText.json(.dictionary(report)))
         return
     }

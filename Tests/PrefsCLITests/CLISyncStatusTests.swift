@@ -9,7 +9,7 @@
     @Suite struct CLISyncStatusTests {
         /// A remote that answers every push with a newer write of `theme`, then goes away.
         private final class NewerElsewhere: SyncRemote {
-            let reachable = Atomic(true)
+            let reachable = Shared(true)
             var description: String { "NewerElsewhere" }
             func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
                 guard reachable.value else { throw CocoaError(.fileReadUnknown) }
@@ -30,15 +30,37 @@
             }
         }
 
-        /// A flag shared with the remote.
-        final class Atomic: @unchecked Sendable {
+        /// A remote that keeps what it is sent, and can be cut.
+        private final class KeepingRemote: SyncRemote {
+            let reachable = Shared(true)
+            let pushed = Shared<[String]>([])
+            var description: String { "KeepingRemote" }
+            func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
+                guard reachable.value else { throw CocoaError(.fileReadUnknown) }
+                pushed.modify { $0 += entries.map(\.key) }
+                return []
+            }
+            func pull(after cursor: PropertyListValue?) throws -> (
+                entries: [SyncEntry], cursor: PropertyListValue?
+            ) {
+                guard reachable.value else { throw CocoaError(.fileReadUnknown) }
+                return ([], cursor)
+            }
+            func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
+                StoreObservation {}
+            }
+        }
+
+        /// A value shared with a remote's callers.
+        final class Shared<Value>: @unchecked Sendable {
             private let lock = NSLock()
-            private var stored: Bool
-            init(_ value: Bool) { stored = value }
-            var value: Bool {
+            private var stored: Value
+            init(_ value: Value) { stored = value }
+            var value: Value {
                 get { lock.withLock { stored } }
                 set { lock.withLock { stored = newValue } }
             }
+            func modify(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
         }
 
         @Test func syncStatusShowsPendingWritesTheLastErrorAndWhatLost() throws {
@@ -73,6 +95,41 @@
             #expect(try cli.run("write", "com.example.plain", "a", "-int", "1").status == 0)
             let plain = try cli.run("sync-status", "com.example.plain")
             #expect(plain.status != 0 && plain.stderr.contains("not synced"), "\(plain.stderr)")
+        }
+
+        /// `prefs sync-now` asks the process that syncs the domain to sync at once (here, a retry
+        /// a minute away), and shows what came of it.
+        @Test func syncNowAsksTheProcessThatSyncsTheDomain() async throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let folder = cli.home.appendingPathComponent("config/prefs")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("com.example.app.sqlite").path
+            let remote = KeepingRemote()
+            do {
+                let store = try SyncedStore(
+                    local: try SQLiteStore(path: path), remote: remote,
+                    diagnostics: PreferenceDiagnostics { _ in }, automatically: false)
+                try store.setValue(.string("dark"), forKey: "theme")
+            }
+            let alone = try cli.run("sync-now", "com.example.app")
+            #expect(alone.status == 1 && alone.stderr.contains("No process syncs"), "\(alone.stderr)")
+
+            remote.reachable.value = false
+            let store = try SyncedStore(
+                local: try SQLiteStore(path: path), remote: remote, syncing: .all,
+                diagnostics: PreferenceDiagnostics { _ in }, automatically: true,
+                now: { UInt64(Date().timeIntervalSince1970 * 1000) }, firstRetry: .seconds(60))
+            #expect(await eventually { store.status.lastError != nil }, "failed; the retry is a minute away")
+            remote.reachable.value = true
+            let asked = try cli.run("sync-now", "com.example.app")
+            #expect(asked.status == 0, "\(asked.stderr)")
+            #expect(asked.stdout.contains("pending: none"), "\(asked.stdout)")
+            #expect(remote.pushed.value == ["theme"])
+
+            remote.reachable.value = false
+            let failed = try cli.run("sync-now", "com.example.app")
+            #expect(failed.status == 74 && failed.stderr.contains("the sync failed"), "\(failed.stderr)")
         }
     }
 #endif

@@ -39,4 +39,15 @@ final class SyncLink: Sendable {
     }
 
     var isHeld: Bool { held.load() == 1 }
+
+    /// Whether a process holds the link of the store whose link file is `path` (for another
+    /// process: the `prefs` tool).
+    static func isHeld(path: String) -> Bool {
+        let descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC, 0)
+        guard descriptor >= 0 else { return false }  // never made: never held
+        defer { SystemCall.close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return true }
+        flock(descriptor, LOCK_UN)
+        return false
+    }
 }

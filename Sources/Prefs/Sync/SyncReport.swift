@@ -10,6 +10,8 @@ import Foundation
 /// ```
 package struct SyncReport: Equatable {
     package var lastContact: Date?
+    /// When the last sync to end, answered or not, had started.
+    package var lastAttempt: Date?
     package var lastError: String?
     /// Oldest first, the last ``SyncedStore/conflictsKept``.
     package var conflicts: [SyncConflict] = []
@@ -18,6 +20,7 @@ package struct SyncReport: Equatable {
     package init(_ value: PropertyListValue?) {
         guard case .dictionary(let entries)? = value else { return }
         if case .date(let date)? = entries["lastContact"] { lastContact = date }
+        if case .date(let date)? = entries["lastAttempt"] { lastAttempt = date }
         if case .string(let error)? = entries["lastError"] { lastError = error }
         if case .array(let kept)? = entries["conflicts"] {
             conflicts = kept.compactMap(SyncConflict.init(_:))
@@ -27,6 +30,7 @@ package struct SyncReport: Equatable {
     package var propertyList: PropertyListValue {
         var entries: [String: PropertyListValue] = ["conflicts": .array(conflicts.map(\.propertyList))]
         entries["lastContact"] = lastContact.map(PropertyListValue.date)
+        entries["lastAttempt"] = lastAttempt.map(PropertyListValue.date)
         entries["lastError"] = lastError.map(PropertyListValue.string)
         return .dictionary(entries)
     }
@@ -80,5 +84,39 @@ extension SyncedStore {
             pendingKeys: marks.filter { $0.1.pending }.map(\.0).sorted(), lastContact: report.lastContact,
             lastError: report.lastError, conflicts: report.conflicts)
         return (replica, marks.count, status)
+    }
+}
+
+extension SyncedStore {
+    /// What came of asking the machine's syncing process to sync now.
+    package enum SyncRequestOutcome {
+        /// No process holds the store's link: none syncs it now (the program that does syncs
+        /// when it starts).
+        case noProcessSyncs
+        /// A sync ended after the request; its report.
+        case ended(SyncReport)
+        /// None ended within the time given.
+        case noAnswer
+    }
+
+    /// Asks the process that syncs the store at `path` for the machine (the holder of its link)
+    /// to sync now, and waits up to `timeout` for a sync that started after the request to end.
+    ///
+    /// ```swift
+    /// if case .ended(let report) = try SyncedStore.requestSync(of: store, timeout: .seconds(10)) {
+    ///     print(report.lastError ?? "synced")
+    /// }
+    /// ```
+    package static func requestSync(of store: SQLiteStore, timeout: Duration) throws -> SyncRequestOutcome {
+        guard SyncLink.isHeld(path: store.path + ".sync-link") else { return .noProcessSyncs }
+        let asked = Date()
+        try store.setValue(.date(asked), forKey: requestKey)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let report = SyncReport(store.value(forKey: statusKey))
+            if let ended = report.lastAttempt, ended >= asked { return .ended(report) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return .noAnswer
     }
 }

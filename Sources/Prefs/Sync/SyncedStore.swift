@@ -142,10 +142,13 @@ public final class SyncedStore: PreferenceStore {
     package var holdsLink: Bool { automatic && (link?.isHeld ?? true) }
 
     /// Starts talking to the remote: its hints, the local store's pending writes (other
-    /// processes' too), and a sync now.
+    /// processes' too), requests to sync now (the `prefs` tool's), and a sync now.
     private func becomeTheLink() {
         observeRemote()
         let pendingWrites = local.observe { [weak self] change in
+            if change.values[StoreKey(Self.requestKey)] != nil {
+                return self?.scheduleSync(soonerThanPlanned: true) ?? ()
+            }
             let pending = change.values.contains { key, change in
                 guard key.name.hasPrefix(Self.markPrefix), case .set(let mark) = change else { return false }
                 return SyncMark(mark)?.pending == true
@@ -268,6 +271,7 @@ public final class SyncedStore: PreferenceStore {
     /// ```
     public func syncNow() throws {
         try cycle.withLock { _ in
+            let started = Date()
             do {
                 let since = local.value(forKey: Self.cursorKey)
                 let (entries, cursor) = try remote.pull(after: since)
@@ -275,10 +279,14 @@ public final class SyncedStore: PreferenceStore {
                 try push()
                 try report {
                     $0.lastContact = Date()
+                    $0.lastAttempt = started
                     $0.lastError = nil
                 }
             } catch {
-                try? report { $0.lastError = "\(error)" }
+                try? report {
+                    $0.lastAttempt = started
+                    $0.lastError = "\(error)"
+                }
                 throw error
             }
         }
@@ -517,6 +525,8 @@ public final class SyncedStore: PreferenceStore {
     static let cursorKey = "prefs.sync:cursor"
     static let replicaKey = "prefs.sync:replica"
     static let statusKey = "prefs.sync:status"
+    /// Written by another process (the `prefs` tool) to ask the link holder to sync now.
+    static let requestKey = "prefs.sync:request"
 
     /// Whether `key` is one of the store's own names; a look at the first byte first, since
     /// every typed read asks (a prefix comparison of strings was a third of a synced read).
