@@ -33,6 +33,8 @@ import PrefsSupport
         private let secrets: ConnectionSecrets
         private let diagnostics: PreferenceDiagnostics
         private let link = Locked<PostgresConnection?>(nil)
+        /// What this remote's listener heard pushes write, which answers pulls without a query.
+        private let heard = Locked(HeardPushes())
 
         /// The channel every push notifies, with its namespace as the payload.
         static let channel = "prefs_sync"
@@ -76,9 +78,18 @@ import PrefsSupport
                     try connection.run(
                         "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("prefs_sync:" + namespace)],
                         prepared: true)
+                    // Where the namespace stands: the listeners link this push to the one before.
+                    let previous =
+                        firstCell(
+                            try connection.run(
+                                "SELECT coalesce(max(seq), 0)::bigint FROM prefs_sync WHERE namespace = $1",
+                                [.text(namespace)], prepared: true)
+                        ).flatMap(int64) ?? 0
                     var refused: [SyncEntry] = []
+                    var written: [SyncEntry] = []
+                    var last = previous
                     for entry in entries {
-                        let written = try connection.run(
+                        let rows = try connection.run(
                             Self.upsert,
                             [
                                 .text(namespace), .text(entry.key),
@@ -86,21 +97,28 @@ import PrefsSupport
                                 .int64(Int64(clamping: entry.stamp.wallMilliseconds)),
                                 .int64(Int64(entry.stamp.counter)), .text(entry.stamp.replica),
                             ], prepared: true)
-                        if written.isEmpty, let held = try held(entry.key, on: connection),
-                            held.stamp > entry.stamp
-                        {
+                        if let seq = firstCell(rows).flatMap(int64) {
+                            written.append(entry)
+                            last = max(last, seq)
+                        } else if let held = try held(entry.key, on: connection), held.stamp > entry.stamp {
                             refused.append(held)
                         }
                     }
-                    // Delivered at the commit, to every listener of the channel.
+                    guard !written.isEmpty else { return refused }
+                    // Delivered at the commit, to every listener of the channel: what was
+                    // written, when it fits, so that no listener need ask.
+                    let push = SyncPush(
+                        namespace: namespace, previous: previous, last: last, entries: written)
                     try connection.run(
-                        "SELECT pg_notify($1, $2)", [.text(Self.channel), .text(namespace)], prepared: true)
+                        "SELECT pg_notify($1, $2)", [.text(Self.channel), .text(push.payload)],
+                        prepared: true)
                     return refused
                 }
             }
         }
 
-        /// The entries written after `cursor` (the number of the last row a pull saw).
+        /// The entries written after `cursor` (the number of the last row a pull saw), from the
+        /// server.
         public func pull(after cursor: PropertyListValue?) throws -> (
             entries: [SyncEntry], cursor: PropertyListValue?
         ) {
@@ -126,7 +144,8 @@ import PrefsSupport
         /// listens on a connection of its own, until the observation is cancelled.
         public func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
             let listener = SyncListener(
-                url: url, secrets: secrets, namespace: namespace, handler: { handler(.changed) })
+                url: url, secrets: secrets, namespace: namespace, heard: heard, handler: { handler(.changed) }
+            )
             listener.start()
             return StoreObservation { listener.stop() }
         }
@@ -247,18 +266,20 @@ import PrefsSupport
         private let url: String
         private let secrets: ConnectionSecrets
         private let namespace: String
+        private let heard: Locked<HeardPushes>
         private let handler: @Sendable () -> Void
         private let stopped = AtomicWord()
         private let wakePipe: (read: Int32, write: Int32)
         private let finished = DispatchSemaphore(value: 0)
 
         init(
-            url: String, secrets: ConnectionSecrets, namespace: String,
+            url: String, secrets: ConnectionSecrets, namespace: String, heard: Locked<HeardPushes>,
             handler: @escaping @Sendable () -> Void
         ) {
             self.url = url
             self.secrets = secrets
             self.namespace = namespace
+            self.heard = heard
             self.handler = handler
             wakePipe = SystemCall.nonBlockingPipe() ?? (-1, -1)
         }
@@ -295,21 +316,50 @@ import PrefsSupport
                         try fresh.run("LISTEN \(PostgresRemote.channel)")
                         connection = fresh
                         backoff = .milliseconds(50)
+                        heard.withLock { $0.forget() }  // what was sent meanwhile was not heard
                         handler()
                     }
                     let notifications = try connection!.notifications(
                         waitingUpTo: .seconds(1), wake: wakePipe.read)
                     var bytes = [UInt8](repeating: 0, count: 16)
                     while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
-                    if notifications.contains(where: { $0.payload == namespace }), stopped.load() == 0 {
-                        handler()
-                    }
+                    if take(notifications.map(\.payload)), stopped.load() == 0 { handler() }
                 } catch {
+                    heard.withLock { $0.forget() }
                     connection = nil
                     Thread.sleep(forTimeInterval: backoff.timeInterval)
                     backoff = min(backoff * 2, .seconds(2))
                 }
             }
+        }
+
+        /// Keeps the pushes to this namespace that `payloads` describe; returns whether any was
+        /// this namespace's.
+        ///
+        /// One told without its entries makes the next pull ask the server.
+        private func take(_ payloads: [String]) -> Bool {
+            var ours = false
+            for payload in payloads {
+                guard let push = SyncPush(payload: payload), push.namespace == namespace else { continue }
+                heard.withLock { $0.add(push) }
+                ours = true
+            }
+            return ours
+        }
+    }
+
+    extension PostgresRemote: SyncRemoteHearingPushes {
+        /// From what the listener heard, when the pushes since `cursor` all reached it: no query
+        /// (with many replicas, the server's work per write would otherwise grow with a pull
+        /// from each); else from the server.
+        package func pullHeard(after cursor: PropertyListValue?) throws -> (
+            entries: [SyncEntry], cursor: PropertyListValue?
+        ) {
+            if case .integer(let number)? = cursor, let answer = heard.withLock({ $0.entries(after: number) })
+            {
+                return (answer.entries, .integer(answer.cursor))
+            }
+            return try pull(after: cursor)
         }
     }
 #endif

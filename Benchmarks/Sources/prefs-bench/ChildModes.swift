@@ -46,6 +46,10 @@ enum ChildMode: String {
         case pgFleetWriter = "pg-fleet-writer"
         /// `URL NAMESPACE COUNT`: ``stampWriter`` on a PostgresStore.
         case pgStampWriter = "pg-stamp-writer"
+        /// `PATH URL NAMESPACE WRITES`: an observer of the synced fleet (``SyncedFleet``).
+        case syncedFleetObserver = "synced-fleet-observer"
+        /// `PATH URL NAMESPACE WRITES`: the synced fleet's writer.
+        case syncedFleetWriter = "synced-fleet-writer"
     #endif
 
     /// Runs the mode named by `arguments[0]` with the arguments after it.
@@ -109,6 +113,12 @@ enum ChildMode: String {
             case .pgFleetWriter: try PostgresFleet.write(url: a[0], namespace: a[1], writes: number(2))
             case .pgStampWriter:
                 try Self.writeStamps(to: try PostgresStore(url: a[0], namespace: a[1]), count: number(2))
+            case .syncedFleetObserver:
+                PostgresFleet.observe(
+                    try SyncedFleet.store(path: a[0], url: a[1], namespace: a[2]), writes: number(3))
+            case .syncedFleetWriter:
+                try PostgresFleet.write(
+                    to: try SyncedFleet.store(path: a[0], url: a[1], namespace: a[2]), writes: number(3))
         #endif
         }
     }

@@ -85,15 +85,23 @@
 
         // MARK: - The children
 
-        /// `pg-fleet-observer URL NAMESPACE WRITES`: opens the namespace and two others, observes
-        /// the first, prints `ready`; once it has seen the last write (or after two minutes)
-        /// prints what it saw, then keeps its connections until its input closes.
+        /// `pg-fleet-observer URL NAMESPACE WRITES`: opens the namespace and two others, and
+        /// observes the first (see ``observe(_:writes:)``).
         static func observe(url: String, namespace: String, writes: Int) throws {
             let store = try PostgresStore(url: url, namespace: namespace)
             let others = try (0..<2).map {
                 try PostgresStore(url: url, namespace: "\(namespace)-other-\($0)")
             }
-            let log = Locked((latencies: [Double](), seen: 0, ordered: true, last: -1))
+            observe(store, writes: writes)
+            withExtendedLifetime(others) {}
+        }
+
+        /// Observes `stamp` in `store`, prints `ready`; once it has seen the last write (or
+        /// after two minutes) prints what it saw — `seen N ordered B last L`, then the
+        /// milliseconds from each write to its sight, then each write seen and when
+        /// (`number@milliseconds since 1970`) — and keeps its store open until its input closes.
+        static func observe(_ store: any PreferenceStore, writes: Int) {
+            let log = Locked((latencies: [Double](), seen: 0, ordered: true, last: -1, sightings: [String]()))
             let done = DispatchSemaphore(value: 0)
             let observation = store.observe { change in
                 guard case .set(.array(let parts))? = change.values["stamp"], parts.count == 2,
@@ -102,6 +110,7 @@
                 let now = Date().timeIntervalSince1970
                 log.withLock { log in
                     log.latencies.append((now - written) * 1_000)
+                    log.sightings.append(String(format: "%d@%.3f", number, now * 1_000))
                     log.seen += 1
                     if Int(number) <= log.last { log.ordered = false }
                     log.last = Int(number)
@@ -110,25 +119,34 @@
             }
             FileHandle.standardOutput.write(Data("ready\n".utf8))
             _ = done.wait(timeout: .now() + 120)
-            let (latencies, seen, ordered, last) = log.withLock { $0 }
+            let (latencies, seen, ordered, last, sightings) = log.withLock { $0 }
             let report =
                 "seen \(seen) ordered \(ordered) last \(last)\n"
                 + latencies.map { String(format: "%.3f", $0) }.joined(separator: ",") + "\n"
+                + sightings.joined(separator: ",") + "\n"
             FileHandle.standardOutput.write(Data(report.utf8))
             _ = FileHandle.standardInput.readDataToEndOfFile()
-            withExtendedLifetime((store, others, observation)) {}
+            withExtendedLifetime((store, observation)) {}
         }
 
         /// `pg-fleet-writer URL NAMESPACE WRITES`: writes `stamp` = [number, time] every 5 ms,
         /// prints `done`, and keeps its connections until its input closes.
         static func write(url: String, namespace: String, writes: Int) throws {
-            let store = try PostgresStore(url: url, namespace: namespace)
+            try write(to: try PostgresStore(url: url, namespace: namespace), writes: writes)
+        }
+
+        /// Writes `stamp` = [number, time] to `store` every 5 ms, prints `done` and then when
+        /// each write was made (milliseconds since 1970), and keeps the store open until its
+        /// input closes.
+        static func write(to store: any PreferenceStore, writes: Int) throws {
+            var times: [String] = []
             for number in 0..<writes {
-                try store.setValue(
-                    .array([.integer(Int64(number)), .double(Date().timeIntervalSince1970)]), forKey: "stamp")
+                let now = Date().timeIntervalSince1970
+                try store.setValue(.array([.integer(Int64(number)), .double(now)]), forKey: "stamp")
+                times.append(String(format: "%.3f", now * 1_000))
                 usleep(writeInterval)
             }
-            FileHandle.standardOutput.write(Data("done\n".utf8))
+            FileHandle.standardOutput.write(Data(("done\n" + times.joined(separator: ",") + "\n").utf8))
             _ = FileHandle.standardInput.readDataToEndOfFile()
             withExtendedLifetime(store) {}
         }
@@ -136,7 +154,8 @@
         // MARK: - The server
 
         /// The connections of each process named `prefs-fleet-…`.
-        static func connectionsByProcess(url: String) throws -> [String: Int] {
+        static func connectionsByProcess(url: String, prefix: String = "prefs-fleet-") throws -> [String: Int]
+        {
             let connection = PQconnectdb(url)
             defer { PQfinish(connection) }
             guard PQstatus(connection) == CONNECTION_OK else {
@@ -144,7 +163,7 @@
             }
             let result = PQexec(
                 connection,
-                "SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name LIKE 'prefs-fleet-%' GROUP BY 1"
+                "SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name LIKE '\(prefix)%' GROUP BY 1"
             )
             defer { PQclear(result) }
             var counts: [String: Int] = [:]

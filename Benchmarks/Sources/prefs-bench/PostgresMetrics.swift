@@ -36,6 +36,11 @@ import Foundation
         progress("PostgreSQL fleet: \(listeners) observing processes, one writing every 5 ms")
         let writes = quick ? 400 : 2_000
         let fleet = try PostgresFleet.run(url: url, listeners: listeners, writes: writes)
+        let replicas = max(1, listeners / 10)
+        progress(
+            "the same fleet synced: \(listeners) processes on \(replicas) replicas (SyncedStore, PostgresRemote)"
+        )
+        let synced = try SyncedFleet.run(url: url, processes: listeners, replicas: replicas, writes: writes)
         return [
             Metric(
                 key: "postgres_connections_per_process",
@@ -58,6 +63,37 @@ import Foundation
                 key: "postgres_fleet_complete",
                 what: "fraction of observers that saw all \(writes) writes, in commit order",
                 baseline: nil, value: fleet.complete, unit: "fraction", goal: .equals(1)),
+            Metric(
+                key: "synced_fleet_processes_connected",
+                what:
+                    "processes holding server connections, of the \(listeners + 1) synced processes on \(replicas) replicas (goal: one per replica)",
+                baseline: nil, value: Double(synced.processesConnected), unit: "",
+                goal: .equals(Double(replicas))),
+            Metric(
+                key: "synced_fleet_connections",
+                what: "server connections of the synced fleet (statements and listening, per replica's link)",
+                baseline: nil, value: Double(synced.connections), unit: "",
+                goal: .atMost(Double(2 * replicas))),
+            Metric(
+                key: "synced_fleet_server_cpu_vs_postgres_store",
+                what:
+                    "server CPU per write, synced fleet ÷ the PostgresStore fleet above (every process listening); baseline in ms",
+                baseline: fleet.serverCPUMillisecondsPerWrite,
+                value: synced.serverCPUMillisecondsPerWrite / fleet.serverCPUMillisecondsPerWrite,
+                unit: "ratio",
+                goal: .atMost(0.2)),
+            Metric(
+                key: "synced_fleet_propagation_ms_p50",
+                what:
+                    "a synced write on one replica until each observer on another sees it (\(synced.latencies.count) samples: a replica pulls each key's newest value, skipping some)",
+                baseline: nil, value: Measure.percentile(synced.latencies, 0.5), unit: "ms", goal: nil),
+            Metric(
+                key: "synced_fleet_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
+                value: Measure.percentile(synced.latencies, 0.99), unit: "ms", goal: nil),
+            Metric(
+                key: "synced_fleet_saw_last",
+                what: "fraction of synced observers that saw the last of the \(writes) writes",
+                baseline: nil, value: synced.sawLast, unit: "fraction", goal: .equals(1)),
         ]
     }
 #endif

@@ -124,3 +124,18 @@ public struct SyncSelection: Sendable {
 
     private init(test: @escaping @Sendable (String) -> Bool) { self.test = test }
 }
+
+/// A remote whose listener hears what other replicas push, and can answer a pull from that
+/// without asking its server (`PostgresRemote`): what the store's own syncs use; an explicit
+/// ``SyncedStore/syncNow()`` asks the server.
+///
+/// ```swift
+/// let (entries, cursor) = try remote.pullHeard(after: savedCursor)
+/// ```
+package protocol SyncRemoteHearingPushes: SyncRemote {
+    /// The entries changed after `cursor` as heard, when what was heard covers everything after
+    /// it up to the newest push heard of; else as ``SyncRemote/pull(after:)`` finds them.
+    func pullHeard(after cursor: PropertyListValue?) throws -> (
+        entries: [SyncEntry], cursor: PropertyListValue?
+    )
+}

@@ -71,8 +71,10 @@ final class MemoryRemote: SyncRemote {
     private let isReachable = Locked(true)
     /// Set: pulls find nothing new, as a pull made just before another replica's push does.
     let pullsNothing = Locked(false)
-    /// How many pushes reached the server, and their entries.
+    /// The entries of the pushes that reached the server.
     let pushed = Locked<[SyncEntry]>([])
+    /// How many pushes reached the server.
+    let pushes = Locked(0)
 
     init(_ server: MemorySyncServer) { self.server = server }
 
@@ -86,6 +88,7 @@ final class MemoryRemote: SyncRemote {
     func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
         guard reachable else { throw Unreachable() }
         pushed.withLock { $0 += entries }
+        pushes.withLock { $0 += 1 }
         return server.push(entries)
     }
 

@@ -328,4 +328,20 @@ import Testing
         try b.syncNow()  // the server hints every replica
         #expect(await eventually(within: 5) { server.entries["theme"] != nil }, "sent on the hint")
     }
+
+    /// A burst of writes goes to the remote in one push (or two), not one push per write: the
+    /// server's work per write in a fleet.
+    @Test func aBurstOfWritesGoesInOnePush() async throws {
+        let server = MemorySyncServer()
+        let link = MemoryRemote(server)
+        let store = try SyncedStore(
+            local: MemoryStore(), remote: link, diagnostics: IssueRecorder().diagnostics)
+        #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
+        for index in 0..<10 {
+            try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
+            usleep(1_000)
+        }
+        #expect(await eventually { server.entries.count == 10 })
+        #expect(link.pushes.withLock { $0 } <= 2, "one push for the burst, two if the machine stalled")
+    }
 }
