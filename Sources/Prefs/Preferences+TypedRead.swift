@@ -22,6 +22,7 @@ extension Preferences {
     /// ```
     @inlinable
     func typedValue<Value>(of key: Key<Value>) -> Value {
+        if hidesSyncRecords, key.namesSyncRecord { return key.defaultValue }
         // The stored property itself, never bound to a local: bound, the store was retained
         // for the call.
         switch typedReadStore?.lookUp(key.name) {

@@ -26,6 +26,9 @@ public struct Preferences: Sendable {
     /// The store when it answers a typed read in its own words (``typedValue(of:)``); `nil`
     /// for any other store.
     @usableFromInline let typedReadStore: (any TypedReadStore)?
+    /// Whether names of a ``SyncedStore``'s own records read as nothing here (its typed reads go
+    /// to its local store, which holds them).
+    @usableFromInline let hidesSyncRecords: Bool
     /// Whether the store refuses a value nested too deeply itself (every store of Prefs' own
     /// does, as it writes): the handle then leaves the check to it, so a write checks once.
     let storeChecksNesting: Bool
@@ -42,7 +45,9 @@ public struct Preferences: Sendable {
         system: SystemLayer? = nil
     ) {
         self.store = store
-        typedReadStore = store as? any TypedReadStore
+        let typedReads = store as? any TypedReadStore
+        typedReadStore = typedReads?.typedReadsAnsweredBy ?? typedReads
+        hidesSyncRecords = store is SyncedStore
         storeChecksNesting = store is any PrefsOwnStore
         self.diagnostics = diagnostics
         self.system = system

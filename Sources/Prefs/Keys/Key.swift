@@ -46,6 +46,9 @@ extension Preferences {
         /// Whether no other spelling of the name is canonically equivalent to it (so a store that
         /// compares names as Foundation does finds exactly this key); decided once, for reads.
         @usableFromInline let hasOneSpelling: Bool
+        /// Whether the name is one a ``SyncedStore`` keeps for its own records (such a key reads
+        /// as nothing through it); decided once, for reads.
+        @usableFromInline let namesSyncRecord: Bool
 
         init(validatedName name: String, help: String?) {
             // fatalError, not precondition: its message survives optimised builds.
@@ -55,6 +58,7 @@ extension Preferences {
             self.name = name
             self.help = help
             hasOneSpelling = !UserDefaultsStore.mayHaveAnotherSpelling(name)
+            namesSyncRecord = SyncedStore.isReserved(name)
         }
 
         /// What the program declares about this key, as tools read it (``Preferences/publish(_:)``).

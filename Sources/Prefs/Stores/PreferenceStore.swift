@@ -135,6 +135,16 @@ extension PrefsOwnStore {
 package protocol TypedReadStore: PreferenceStore {
     /// The value for `key` as the store holds it: a read slot's words, or the stored value.
     func lookUp(_ key: String) -> StoredRead
+
+    /// The store that answers this one's typed reads, when another does (a `SyncedStore`'s
+    /// local store): ``Preferences`` asks it directly, one call rather than two.
+    var typedReadsAnsweredBy: (any TypedReadStore)? { get }
+}
+
+extension TypedReadStore {
+    /// None: the store answers itself.
+    @usableFromInline
+    package var typedReadsAnsweredBy: (any TypedReadStore)? { nil }
 }
 
 extension PreferenceStore {

@@ -637,4 +637,9 @@ extension SyncedStore: TypedReadStore {
         if Self.isReserved(key) { return .cache(nil) }
         return localTypedReads?.lookUp(key) ?? .cache(local.value(forKey: key))
     }
+
+    /// The local store, when it answers typed reads (``Preferences`` then asks it directly, and
+    /// hides the names of this store's records itself).
+    @usableFromInline
+    package var typedReadsAnsweredBy: (any TypedReadStore)? { localTypedReads }
 }
