@@ -16,6 +16,7 @@ import PrefsSupport
     /// bytes) is told without its entries (`*` in their place), and listeners ask the server.
     ///
     /// ```swift
+    /// let entries = [SyncEntry(key: "theme", value: .string("dark"), stamp: stamp)]
     /// let payload = SyncPush(namespace: "team", previous: 41, last: 42, entries: entries).payload
     /// let heard = SyncPush(payload: payload)
     /// ```
@@ -133,6 +134,7 @@ import PrefsSupport
     /// The pushes a remote's listener heard, kept until a pull uses them.
     ///
     /// ```swift
+    /// let push = SyncPush(namespace: "team", previous: 41, last: 42, entries: [])
     /// var heard = HeardPushes()
     /// heard.add(push)
     /// let answer = heard.entries(after: 41)  // the pushes from 41 on, if they link up
