@@ -169,18 +169,34 @@ import PrefsSupport
         func notifications(waitingUpTo timeout: Duration, wake: Int32 = -1) throws -> [(
             channel: String, payload: String
         )] {
-            let socket = PQsocket(handle)
             guard socket >= 0 else {
                 throw Failure(message: "the connection to the server is closed", connectionLost: true)
             }
-            // A negative descriptor is ignored by poll(2).
+            Self.waitForInput(on: socket, orWake: wake, upTo: timeout)
+            return try receivedNotifications(consuming: true)
+        }
+
+        /// The connection's socket (negative when it has none).
+        var socket: Int32 { PQsocket(handle) }
+
+        /// Waits until `socket` or `wake` has something to read, or `timeout` passed (a negative
+        /// descriptor is ignored).
+        static func waitForInput(on socket: Int32, orWake wake: Int32, upTo timeout: Duration) {
             var descriptors = [
                 pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
             ]
             _ = poll(&descriptors, 2, timeout.wholeMilliseconds)
-            guard PQconsumeInput(handle) == 1, isConnected else {
-                throw Failure(message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
+        }
+
+        /// The notifications received and not yet taken: those that came with statements' results
+        /// and, `consuming`, those waiting on the socket. Throws when the connection is lost.
+        func receivedNotifications(consuming: Bool) throws -> [(channel: String, payload: String)] {
+            if consuming {
+                guard PQconsumeInput(handle) == 1, isConnected else {
+                    throw Failure(
+                        message: redact(String(cString: PQerrorMessage(handle))), connectionLost: true)
+                }
             }
             var received: [(String, String)] = []
             while let notification = PQnotifies(handle) {

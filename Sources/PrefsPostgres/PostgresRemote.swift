@@ -25,6 +25,13 @@ import PrefsSupport
     public final class PostgresRemote: SyncRemote, @unchecked Sendable {
         // @unchecked: the connection is used only under `link`'s lock.
 
+        /// The one connection: statements, and listening once the remote is observed.
+        struct Link {
+            var connection: PostgresConnection?
+            /// Whether `connection` has run `LISTEN` (a new connection has not).
+            var listening = false
+        }
+
         /// The namespace the replicas share.
         public let namespace: String
         /// `PostgresRemote(server, namespace: …)`, without the password.
@@ -32,9 +39,12 @@ import PrefsSupport
         private let url: String
         private let secrets: ConnectionSecrets
         private let diagnostics: PreferenceDiagnostics
-        private let link = Locked<PostgresConnection?>(nil)
+        fileprivate let link = Locked(Link())
         /// What this remote's listener heard pushes write, which answers pulls without a query.
-        private let heard = Locked(HeardPushes())
+        fileprivate let heard = Locked(HeardPushes())
+        /// The observers' handlers, and the thread that listens for them (while there are any).
+        private let observers = Locked<(handlers: [UUID: @Sendable () -> Void], listener: SyncListener?)>(
+            ([:], nil))
 
         /// The channel every push notifies, with its namespace as the payload.
         static let channel = "prefs_sync"
@@ -140,14 +150,48 @@ import PrefsSupport
         }
 
         /// Calls `handler` after each push to this namespace by any replica (and once after each
-        /// connection, since notifications sent meanwhile are not replayed), from a thread that
-        /// listens on a connection of its own, until the observation is cancelled.
+        /// connection, since notifications sent meanwhile are not replayed), until the
+        /// observation is cancelled.
+        ///
+        /// The remote listens on the connection its pushes and pulls use (one connection per
+        /// remote, and so per machine for a shared store), from a thread that waits on it between
+        /// statements.
         public func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
-            let listener = SyncListener(
-                url: url, secrets: secrets, namespace: namespace, heard: heard, handler: { handler(.changed) }
-            )
-            listener.start()
-            return StoreObservation { listener.stop() }
+            let id = UUID()
+            let started = observers.withLock { observers -> SyncListener? in
+                observers.handlers[id] = { handler(.changed) }
+                guard observers.listener == nil else { return nil }
+                observers.listener = SyncListener(remote: self)
+                return observers.listener
+            }
+            started?.start()
+            return StoreObservation { [weak self] in
+                guard let self else { return }
+                let stopping = observers.withLock { observers -> SyncListener? in
+                    observers.handlers[id] = nil
+                    guard observers.handlers.isEmpty else { return nil }
+                    defer { observers.listener = nil }
+                    return observers.listener
+                }
+                stopping?.stop()
+            }
+        }
+
+        /// Tells every observer that pushes may have come.
+        fileprivate func announce() {
+            for handler in observers.withLock({ Array($0.handlers.values) }) { handler() }
+        }
+
+        /// Keeps the pushes to this namespace that `payloads` describe (one told without its
+        /// entries makes the next pull ask the server), and tells the observers of any.
+        fileprivate func deliver(_ payloads: [String]) {
+            var ours = false
+            for payload in payloads {
+                guard let push = SyncPush(payload: payload), push.namespace == namespace else { continue }
+                heard.withLock { $0.add(push) }
+                ours = true
+            }
+            if ours { announce() }
         }
 
         // MARK: - The connection and the table
@@ -192,23 +236,25 @@ import PrefsSupport
         /// reads. A failure on a new connection is the call's: `.connectionLost` when the link
         /// is gone, `.server` when the server refused the statement.
         private func withConnection<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
-            try link.withLock { connection in
-                var reused = connection != nil
+            var received: [String] = []
+            defer { deliver(received) }  // notifications that came with the results
+            return try link.withLock { link in
+                var reused = link.connection != nil
                 while true {
                     do {
-                        if connection == nil {
-                            let fresh = try PostgresConnection(url: url, redact: secrets.redact)
-                            try SyncSchema.prepare(fresh)
-                            connection = fresh
+                        let connection = try connected(&link)
+                        defer {
+                            received += ((try? connection.receivedNotifications(consuming: false)) ?? []).map(
+                                \.payload)
                         }
-                        return try body(connection!)
+                        return try body(connection)
                     } catch let failure as PostgresConnection.Failure {
                         // Class 08 (connection exception) and 57 (operator intervention, such
                         // as a server shutting down) end the connection too.
                         let lost =
-                            failure.connectionLost || connection?.isConnected != true
+                            failure.connectionLost || link.connection?.isConnected != true
                             || ["08", "57"].contains(failure.sqlState?.prefix(2) ?? "")
-                        if lost || reused { connection = nil }
+                        if lost || reused { drop(&link) }
                         if reused {
                             reused = false
                             continue
@@ -219,6 +265,23 @@ import PrefsSupport
                     }
                 }
             }
+        }
+
+        /// The link's connection, made (with the table) when there is none.
+        fileprivate func connected(_ link: inout Link) throws -> PostgresConnection {
+            if let connection = link.connection { return connection }
+            let fresh = try PostgresConnection(url: url, redact: secrets.redact)
+            try SyncSchema.prepare(fresh)
+            link.connection = fresh
+            link.listening = false
+            return fresh
+        }
+
+        /// Ends the link's connection: what it would have heard until the next is not heard.
+        fileprivate func drop(_ link: inout Link) {
+            link.connection = nil
+            link.listening = false
+            heard.withLock { $0.forget() }
         }
 
         /// Writes an entry over the row held for its key only when its stamp is above the row's
@@ -257,30 +320,21 @@ import PrefsSupport
         }
     }
 
-    /// The thread behind ``PostgresRemote/observe(_:)``: `LISTEN prefs_sync`, and a call of the
-    /// handler for each notification of its namespace, reconnecting (with a call, since what
-    /// was sent meanwhile is lost) after the server went away.
+    /// The thread behind ``PostgresRemote/observe(_:)``: `LISTEN prefs_sync` on the remote's
+    /// connection, then a wait on its socket between statements (the lock is not held while
+    /// waiting; notifications that arrive with a statement's results are taken by the statement),
+    /// reconnecting (and telling the observers, since what was sent meanwhile is lost) after the
+    /// server went away.
     final class SyncListener: @unchecked Sendable {
-        // @unchecked: the connection lives on the listening thread alone; `stopped` and the
-        // pipe are what other threads touch.
-        private let url: String
-        private let secrets: ConnectionSecrets
-        private let namespace: String
-        private let heard: Locked<HeardPushes>
-        private let handler: @Sendable () -> Void
+        // @unchecked: `stopped` and the pipe are what other threads touch; the connection is
+        // the remote's, used under its lock.
+        private let remote: PostgresRemote
         private let stopped = AtomicWord()
         private let wakePipe: (read: Int32, write: Int32)
         private let finished = DispatchSemaphore(value: 0)
 
-        init(
-            url: String, secrets: ConnectionSecrets, namespace: String, heard: Locked<HeardPushes>,
-            handler: @escaping @Sendable () -> Void
-        ) {
-            self.url = url
-            self.secrets = secrets
-            self.namespace = namespace
-            self.heard = heard
-            self.handler = handler
+        init(remote: PostgresRemote) {
+            self.remote = remote
             wakePipe = SystemCall.nonBlockingPipe() ?? (-1, -1)
         }
 
@@ -307,44 +361,51 @@ import PrefsSupport
         }
 
         private func listen() {
-            var connection: PostgresConnection?
             var backoff: Duration = .milliseconds(50)
             while stopped.load() == 0 {
-                do {
-                    if connection == nil {
-                        let fresh = try PostgresConnection(url: url, redact: secrets.redact)
-                        try fresh.run("LISTEN \(PostgresRemote.channel)")
-                        connection = fresh
-                        backoff = .milliseconds(50)
-                        heard.withLock { $0.forget() }  // what was sent meanwhile was not heard
-                        handler()
+                // Listening on the connection (made when there is none), under the lock.
+                var announce = false
+                let listening = remote.link.withLock { link -> (ObjectIdentifier, Int32)? in
+                    do {
+                        let connection = try remote.connected(&link)
+                        if !link.listening {
+                            try connection.run("LISTEN \(PostgresRemote.channel)")
+                            link.listening = true
+                            remote.heard.withLock { $0.forget() }  // what was sent meanwhile was not heard
+                            announce = true
+                        }
+                        return (ObjectIdentifier(connection), connection.socket)
+                    } catch {
+                        remote.drop(&link)
+                        return nil
                     }
-                    let notifications = try connection!.notifications(
-                        waitingUpTo: .seconds(1), wake: wakePipe.read)
-                    var bytes = [UInt8](repeating: 0, count: 16)
-                    while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
-                    if take(notifications.map(\.payload)), stopped.load() == 0 { handler() }
-                } catch {
-                    heard.withLock { $0.forget() }
-                    connection = nil
+                }
+                if announce { remote.announce() }
+                guard let (listened, socket) = listening else {
                     Thread.sleep(forTimeInterval: backoff.timeInterval)
                     backoff = min(backoff * 2, .seconds(2))
+                    continue
                 }
+                backoff = .milliseconds(50)
+                // The wait, without the lock: statements run meanwhile.
+                PostgresConnection.waitForInput(on: socket, orWake: wakePipe.read, upTo: .seconds(1))
+                var bytes = [UInt8](repeating: 0, count: 16)
+                while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
+                guard stopped.load() == 0 else { break }
+                let payloads = remote.link.withLock { link -> [String] in
+                    // Unless the connection changed meanwhile (the next turn listens on the new one).
+                    guard let connection = link.connection, ObjectIdentifier(connection) == listened else {
+                        return []
+                    }
+                    do {
+                        return try connection.receivedNotifications(consuming: true).map(\.payload)
+                    } catch {
+                        remote.drop(&link)
+                        return []
+                    }
+                }
+                remote.deliver(payloads)
             }
-        }
-
-        /// Keeps the pushes to this namespace that `payloads` describe; returns whether any was
-        /// this namespace's.
-        ///
-        /// One told without its entries makes the next pull ask the server.
-        private func take(_ payloads: [String]) -> Bool {
-            var ours = false
-            for payload in payloads {
-                guard let push = SyncPush(payload: payload), push.namespace == namespace else { continue }
-                heard.withLock { $0.add(push) }
-                ours = true
-            }
-            return ours
         }
     }
 

@@ -74,8 +74,9 @@
             #expect(heard.entries(after: 10) == nil, "a push told without its entries")
         }
 
-        /// Against a server: a replica that heard a push pulls it without a connection of its
-        /// own; one told without its entries is asked of the server.
+        /// Against a server: a replica that heard a push pulls it without a statement (its one
+        /// connection's last statement stays its `LISTEN`); one told without its entries is asked
+        /// of the server.
         @Test(.enabled(if: PostgresServer.isAvailable)) func aPullAfterAHeardPushAsksNothingOfTheServer()
             async throws
         {
@@ -88,19 +89,22 @@
             let observation = reader.observe { _ in hints.withLock { $0 += 1 } }
             defer { observation.cancel() }
             #expect(await eventually { hints.withLock { $0 } == 1 }, "listening")
-            let connections = try server.clientConnections()  // the writer's, the reader's listening
+            let listening = "query = 'LISTEN prefs_sync'"
+            #expect(
+                try server.clientConnections() == 2, "the writer's, the reader's (statements and listening)")
 
             _ = try writer.push([entry("theme", .string("dark"), 1), entry("gone", nil, 2)])
             #expect(await eventually { hints.withLock { $0 } == 2 })
             let (entries, next) = try reader.pullHeard(after: cursor)
             #expect(entries.map(\.key).sorted() == ["gone", "theme"])
             #expect(entries.first { $0.key == "theme" }?.value == .string("dark"))
-            #expect(try server.clientConnections() == connections, "no connection opened: nothing asked")
+            #expect(try server.clientConnections(where: listening) == 1, "nothing asked since the LISTEN")
 
             _ = try writer.push([entry("big", .data(Data(repeating: 7, count: 5_000)), 3)])
             #expect(await eventually { hints.withLock { $0 } == 3 })
             #expect(try reader.pullHeard(after: next).entries.map(\.key) == ["big"])
-            #expect(try server.clientConnections() == connections + 1, "asked the server")
+            #expect(try server.clientConnections(where: listening) == 0, "asked the server")
+            #expect(try server.clientConnections() == 2, "on the same connection")
         }
     }
 #endif

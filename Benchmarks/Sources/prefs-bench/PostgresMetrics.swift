@@ -71,9 +71,9 @@ import Foundation
                 goal: .equals(Double(replicas))),
             Metric(
                 key: "synced_fleet_connections",
-                what: "server connections of the synced fleet (statements and listening, per replica's link)",
-                baseline: nil, value: Double(synced.connections), unit: "",
-                goal: .atMost(Double(2 * replicas))),
+                what:
+                    "server connections of the synced fleet (one per replica's link: statements and listening)",
+                baseline: nil, value: Double(synced.connections), unit: "", goal: .equals(Double(replicas))),
             Metric(
                 key: "synced_fleet_server_cpu_vs_postgres_store",
                 what:
