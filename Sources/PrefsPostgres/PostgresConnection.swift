@@ -189,8 +189,9 @@ import PrefsSupport
             _ = poll(&descriptors, 2, timeout.wholeMilliseconds)
         }
 
-        /// The notifications received and not yet taken: those that came with statements' results
-        /// and, `consuming`, those waiting on the socket. Throws when the connection is lost.
+        /// The notifications received and not yet taken; throws when the connection is lost.
+        ///
+        /// Those that came with statements' results, and, `consuming`, those waiting on the socket.
         func receivedNotifications(consuming: Bool) throws -> [(channel: String, payload: String)] {
             if consuming {
                 guard PQconsumeInput(handle) == 1, isConnected else {
