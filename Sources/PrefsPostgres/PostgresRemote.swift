@@ -99,14 +99,25 @@ import PrefsSupport
                     var written: [SyncEntry] = []
                     var last = previous
                     for entry in entries {
-                        let rows = try connection.run(
-                            Self.upsert,
-                            [
-                                .text(namespace), .text(entry.key),
-                                entry.value.map { .bytes($0.storedEncoding()) } ?? .null,
-                                .int64(Int64(clamping: entry.stamp.wallMilliseconds)),
-                                .int64(Int64(entry.stamp.counter)), .text(entry.stamp.replica),
-                            ], prepared: true)
+                        let rows: [[Data?]]
+                        do {
+                            rows = try connection.run(
+                                Self.upsert,
+                                [
+                                    .text(namespace), .text(entry.key),
+                                    entry.value.map { .bytes($0.storedEncoding()) } ?? .null,
+                                    .int64(Int64(clamping: entry.stamp.wallMilliseconds)),
+                                    .int64(Int64(entry.stamp.counter)), .text(entry.stamp.replica),
+                                ], prepared: true)
+                        } catch let failure as PostgresConnection.Failure
+                            where failure.tooLarge || failure.sqlState?.hasPrefix("54") == true
+                        {
+                            // Too large for the server (class 54, program limit exceeded): the
+                            // transaction is rolled back, and the store sends the others again.
+                            throw StoreError(
+                                kind: .tooLarge, store: description, message: failure.message,
+                                keys: [entry.key])
+                        }
                         if let seq = firstCell(rows).flatMap(int64) {
                             written.append(entry)
                             last = max(last, seq)
@@ -183,15 +194,26 @@ import PrefsSupport
         }
 
         /// Keeps the pushes to this namespace that `payloads` describe (one told without its
-        /// entries makes the next pull ask the server), and tells the observers of any.
-        fileprivate func deliver(_ payloads: [String]) {
+        /// entries makes the next pull ask the server, and so does text that is not a push);
+        /// returns whether the observers should be told.
+        ///
+        /// Called under the link's lock, where the notifications were taken: pushes are kept in
+        /// the order the connection received them, and never after a `forget()` that followed.
+        func hear(_ payloads: [String]) -> Bool {
             var ours = false
             for payload in payloads {
-                guard let push = SyncPush(payload: payload), push.namespace == namespace else { continue }
+                guard let push = SyncPush(payload: payload) else {
+                    // Another release's, or damaged: what it says is unknown, so ask the server.
+                    heard.withLock { $0.forget() }
+                    ours = true
+                    continue
+                }
+                // Byte by byte, as the server compares namespaces.
+                guard push.namespace.utf8.elementsEqual(namespace.utf8) else { continue }
                 heard.withLock { $0.add(push) }
                 ours = true
             }
-            if ours { announce() }
+            return ours
         }
 
         // MARK: - The connection and the table
@@ -236,16 +258,19 @@ import PrefsSupport
         /// reads. A failure on a new connection is the call's: `.connectionLost` when the link
         /// is gone, `.server` when the server refused the statement.
         private func withConnection<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
-            var received: [String] = []
-            defer { deliver(received) }  // notifications that came with the results
+            var heardPushes = false
+            defer { if heardPushes { announce() } }  // after the lock, with no lock held
             return try link.withLock { link in
                 var reused = link.connection != nil
                 while true {
                     do {
                         let connection = try connected(&link)
                         defer {
-                            received += ((try? connection.receivedNotifications(consuming: false)) ?? []).map(
-                                \.payload)
+                            // Notifications that came with the results.
+                            let payloads = ((try? connection.receivedNotifications(consuming: false)) ?? [])
+                                .map(
+                                    \.payload)
+                            if hear(payloads) { heardPushes = true }
                         }
                         return try body(connection)
                     } catch let failure as PostgresConnection.Failure {
@@ -254,7 +279,9 @@ import PrefsSupport
                         let lost =
                             failure.connectionLost || link.connection?.isConnected != true
                             || ["08", "57"].contains(failure.sqlState?.prefix(2) ?? "")
-                        if lost || reused { drop(&link) }
+                        // Only a lost connection is replaced (a statement the server refuses
+                        // would otherwise cost a new connection each time, and its listening).
+                        if lost { drop(&link) }
                         if reused {
                             reused = false
                             continue
@@ -374,6 +401,11 @@ import PrefsSupport
                             remote.heard.withLock { $0.forget() }  // what was sent meanwhile was not heard
                             announce = true
                         }
+                        // Received with a statement's results, and so invisible to the wait below.
+                        if remote.hear(try connection.receivedNotifications(consuming: false).map(\.payload))
+                        {
+                            announce = true
+                        }
                         return (ObjectIdentifier(connection), connection.socket)
                     } catch {
                         remote.drop(&link)
@@ -392,19 +424,20 @@ import PrefsSupport
                 var bytes = [UInt8](repeating: 0, count: 16)
                 while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
                 guard stopped.load() == 0 else { break }
-                let payloads = remote.link.withLock { link -> [String] in
+                let heardPushes = remote.link.withLock { link -> Bool in
                     // Unless the connection changed meanwhile (the next turn listens on the new one).
                     guard let connection = link.connection, ObjectIdentifier(connection) == listened else {
-                        return []
+                        return false
                     }
                     do {
-                        return try connection.receivedNotifications(consuming: true).map(\.payload)
+                        return remote.hear(
+                            try connection.receivedNotifications(consuming: true).map(\.payload))
                     } catch {
                         remote.drop(&link)
-                        return []
+                        return false
                     }
                 }
-                remote.deliver(payloads)
+                if heardPushes { remote.announce() }
             }
         }
     }

@@ -72,8 +72,9 @@ import PrefsSupport
                 fields.append(String(decoding: bytes[start..<end], as: UTF8.self))
                 bytes = bytes[end...]
             }
+            // A push writes at least one row: its last number is above the one before it.
             guard fields.count >= 3, let previous = Int64(fields[1]), let last = Int64(fields[2]),
-                previous <= last
+                previous < last
             else { return nil }
             if fields.count == 4, fields[3] == "*" {
                 self.init(namespace: fields[0], previous: previous, last: last, entries: nil)
@@ -167,7 +168,7 @@ import PrefsSupport
             guard newest > 0, newest >= cursor else { return nil }
             var at = cursor
             var entries: [SyncEntry] = []
-            while at < newest, let push = byPrevious[at], let written = push.entries {
+            while at < newest, let push = byPrevious[at], push.last > at, let written = push.entries {
                 entries += written
                 at = push.last
             }

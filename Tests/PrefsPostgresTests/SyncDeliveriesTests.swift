@@ -55,6 +55,27 @@
             }
             #expect(SyncPush(payload: "team") == nil, "a namespace alone")
             #expect(SyncPush(payload: "4:team1:91:5") == nil, "numbers going back")
+            #expect(SyncPush(payload: "4:team2:102:10") == nil, "a push that wrote nothing is never told")
+        }
+
+        /// A push to another namespace is not this one's, even one equal to it in Swift's eyes
+        /// (canonically equivalent): the server compares namespaces byte by byte.
+        @Test func pushesAreHeardForTheirNamespaceByItsBytes() throws {
+            let composed = "caf\u{E9}"  // é as one scalar
+            let decomposed = "cafe\u{301}"  // e and a combining accent
+            #expect(composed == decomposed, "equal to Swift")
+            let remote = try PostgresRemote(
+                url: "postgresql://nobody@/none?host=/nonexistent", namespace: composed)
+            let elsewhere = SyncPush(
+                namespace: decomposed, previous: 0, last: 5, entries: [entry("theme", .string("dark"), 1)])
+            #expect(!remote.hear([elsewhere.payload]))
+            #expect(throws: StoreError.self, "nothing heard: the server is asked") {
+                try remote.pullHeard(after: .integer(0))
+            }
+            let ours = SyncPush(
+                namespace: composed, previous: 0, last: 5, entries: [entry("theme", .string("light"), 1)])
+            #expect(remote.hear([ours.payload]))
+            #expect(try remote.pullHeard(after: .integer(0)).entries.map(\.value) == [.string("light")])
         }
 
         /// Pushes heard answer a pull only when they link up from its cursor to the newest heard.

@@ -43,7 +43,8 @@ final class SyncLink: Sendable {
     /// Whether a process holds the link of the store whose link file is `path` (for another
     /// process: the `prefs` tool).
     static func isHeld(path: String) -> Bool {
-        let descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC, 0)
+        // Read-only is enough for flock: a tool that may not write the folder still asks.
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC, 0)
         guard descriptor >= 0 else { return false }  // never made: never held
         defer { SystemCall.close(descriptor) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return true }

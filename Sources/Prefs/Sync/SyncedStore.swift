@@ -380,8 +380,8 @@ public final class SyncedStore: PreferenceStore {
     /// first, while still pending here, so each such loss is reported.
     ///
     /// Entries the remote cannot take at all (a ``StoreError`` of kind `.tooLarge` naming their
-    /// keys: a quota, a size limit) stay pending, each reported once; the remote took the
-    /// others, and the error is thrown for ``status`` to show.
+    /// keys: a quota, a size limit) stay pending, each reported once; the others are sent again
+    /// (the remote may have taken them or not), and the error is thrown for ``status`` to show.
     private func push() throws {
         let pending = pendingEntries()
         guard !pending.isEmpty else { return }
@@ -392,6 +392,10 @@ public final class SyncedStore: PreferenceStore {
             refused = try remote.push(pending)
         } catch let error as StoreError where error.kind == .tooLarge && !error.keys.isEmpty {
             (untaken, failure) = (Set(error.keys), error)
+            // A remote may have taken the others or not (PostgreSQL's transaction took none):
+            // they go again, and what it refuses of them is merged as after any push.
+            let others = pending.filter { !untaken.contains($0.key) }
+            if !others.isEmpty { refused = try remote.push(others) }
             let fresh = state.withLock { state in
                 pending.filter { untaken.contains($0.key) && state.reportedUntaken.insert($0.stamp).inserted }
             }

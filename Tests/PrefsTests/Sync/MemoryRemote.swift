@@ -75,6 +75,9 @@ final class MemoryRemote: SyncRemote {
     let pushed = Locked<[SyncEntry]>([])
     /// How many pushes reached the server.
     let pushes = Locked(0)
+    /// Keys it cannot take: a push holding one throws `.tooLarge` naming them and takes nothing
+    /// (as PostgreSQL's transaction does).
+    let tooLarge = Locked<Set<String>>([])
 
     init(_ server: MemorySyncServer) { self.server = server }
 
@@ -87,6 +90,10 @@ final class MemoryRemote: SyncRemote {
 
     func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
         guard reachable else { throw Unreachable() }
+        let refused = entries.map(\.key).filter { tooLarge.withLock { $0 }.contains($0) }
+        if !refused.isEmpty {
+            throw StoreError(kind: .tooLarge, store: description, message: "too large", keys: refused)
+        }
         pushed.withLock { $0 += entries }
         pushes.withLock { $0 += 1 }
         return server.push(entries)

@@ -344,4 +344,20 @@ import Testing
         #expect(await eventually { server.entries.count == 10 })
         #expect(link.pushes.withLock { $0 } <= 2, "one push for the burst, two if the machine stalled")
     }
+
+    /// A remote that refuses one entry as too large and takes none of the push (PostgreSQL's
+    /// transaction): the others are sent again, and only the refused one stays pending.
+    @Test func theOthersGoWhenTheRemoteRefusesOneAsTooLarge() throws {
+        let server = MemorySyncServer()
+        let issues = IssueRecorder()
+        let (store, link) = try replica(server, issues: issues)
+        link.tooLarge.withLock { $0 = ["big"] }
+        try store.setValue(.string("huge"), forKey: "big")
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(throws: StoreError.self) { try store.syncNow() }
+        #expect(server.entries["theme"]?.value == .string("dark"), "sent again, taken")
+        #expect(server.entries["big"] == nil)
+        #expect(store.status.pendingKeys == ["big"])
+        #expect(issues.issues.contains { $0.key == "big" }, "reported")
+    }
 }
