@@ -63,12 +63,17 @@
             func modify(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
         }
 
+        /// The file of domain `com.example.app` in the tool's default store.
+        private func domainFile(in cli: CLI) throws -> String {
+            let folder = cli.home.appendingPathComponent("config/prefs")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return folder.appendingPathComponent("com.example.app.sqlite").path
+        }
+
         @Test func syncStatusShowsPendingWritesTheLastErrorAndWhatLost() throws {
             let cli = try CLI()
             defer { cli.remove() }
-            let folder = cli.home.appendingPathComponent("config/prefs")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let path = folder.appendingPathComponent("com.example.app.sqlite").path
+            let path = try domainFile(in: cli)
             let remote = NewerElsewhere()
             do {
                 let store = try SyncedStore(
@@ -102,9 +107,7 @@
         @Test func syncNowAsksTheProcessThatSyncsTheDomain() async throws {
             let cli = try CLI()
             defer { cli.remove() }
-            let folder = cli.home.appendingPathComponent("config/prefs")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let path = folder.appendingPathComponent("com.example.app.sqlite").path
+            let path = try domainFile(in: cli)
             let remote = KeepingRemote()
             do {
                 let store = try SyncedStore(

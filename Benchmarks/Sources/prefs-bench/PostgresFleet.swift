@@ -68,15 +68,8 @@
                 latencies += line.split(separator: ",").compactMap { Double($0) }
             }
             // Read while every backend is still there (ended backends take their CPU time with them).
-            let cpuAfter = serverCPUNanoseconds()
-            try writerInput.fileHandleForWriting.close()
-            writer.process.waitUntilExit()
-            for observer in observers { try observer.input.fileHandleForWriting.close() }
-            for observer in observers { observer.process.waitUntilExit() }
-            var cpu = Double.nan
-            if let before = cpuBefore, let after = cpuAfter, after >= before {
-                cpu = Double(after - before) / 1e6 / Double(writes)
-            }
+            let cpu = serverCPUMilliseconds(since: cpuBefore, per: writes)
+            try end([writer.process] + observers.map(\.process), [writerInput] + observers.map(\.input))
             return Result(
                 connectionsPerProcess: Double(connections.values.max() ?? 0),
                 serverCPUMillisecondsPerWrite: cpu,
@@ -151,7 +144,21 @@
             withExtendedLifetime(store) {}
         }
 
+        /// Closes the children's input (each then lets its connections go and ends), and waits
+        /// for them.
+        static func end(_ processes: [Process], _ inputs: [Pipe]) throws {
+            for input in inputs { try input.fileHandleForWriting.close() }
+            for process in processes { process.waitUntilExit() }
+        }
+
         // MARK: - The server
+
+        /// The server's CPU time since `before` (``serverCPUNanoseconds()``), in milliseconds
+        /// per write; not a number when the server runs elsewhere.
+        static func serverCPUMilliseconds(since before: UInt64?, per writes: Int) -> Double {
+            guard let before, let after = serverCPUNanoseconds(), after >= before else { return .nan }
+            return Double(after - before) / 1e6 / Double(writes)
+        }
 
         /// The connections of each process named `prefs-fleet-…`.
         static func connectionsByProcess(url: String, prefix: String = "prefs-fleet-") throws -> [String: Int]

@@ -83,15 +83,9 @@
                 if fields.count == 6, fields[5] == String(writes - 1) { sawLast += 1 }
                 if observer.replica != 0 { latencies += holding(written: written, sightings: sightings) }
             }
-            let cpuAfter = PostgresFleet.serverCPUNanoseconds()
-            try writerInput.fileHandleForWriting.close()
-            writer.process.waitUntilExit()
-            for observer in observers { try observer.input.fileHandleForWriting.close() }
-            for observer in observers { observer.process.waitUntilExit() }
-            var cpu = Double.nan
-            if let before = cpuBefore, let after = cpuAfter, after >= before {
-                cpu = Double(after - before) / 1e6 / Double(writes)
-            }
+            let cpu = PostgresFleet.serverCPUMilliseconds(since: cpuBefore, per: writes)
+            try PostgresFleet.end(
+                [writer.process] + observers.map(\.process), [writerInput] + observers.map(\.input))
             return Result(
                 processesConnected: connections.count, connections: connections.values.reduce(0, +),
                 serverCPUMillisecondsPerWrite: cpu, latencies: latencies,
