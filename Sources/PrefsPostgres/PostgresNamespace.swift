@@ -59,10 +59,12 @@ import PrefsSupport
             guard !payloads.isEmpty else { return }
             activity.withLock { $0.notifications += payloads.count }
             for payload in payloads {
+                // Namespaces compared byte by byte, as the server compares them (Swift's `==`
+                // takes canonically equivalent spellings for one).
                 switch PostgresNotification.parse(payload) {
-                case .rows(let from, let rows) where from == namespace:
+                case .rows(let from, let rows) where from.utf8.elementsEqual(namespace.utf8):
                     apply(rows)
-                case .readRows(let from) where from == namespace:
+                case .readRows(let from) where from.utf8.elementsEqual(namespace.utf8):
                     try catchUp(using: connection)
                 case .rows, .readRows:
                     continue  // another namespace whose channel name collides with ours

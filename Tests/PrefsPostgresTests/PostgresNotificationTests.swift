@@ -21,6 +21,25 @@
             #expect(Dictionary(uniqueKeysWithValues: parsed.map { ($0.key, $0.value) }) == rows)
         }
 
+        /// A write to a namespace spelled with other bytes is another namespace's, though Swift
+        /// finds the two names equal: the server tells them apart (their channels differ too, so
+        /// only a collision of channel names brings one to the other's listener).
+        @Test(.enabled(if: PostgresServer.isAvailable)) func aNamespaceIsItsBytes() throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let connection = try PostgresConnection(url: server.url, redact: { $0 })
+            let composed = Shared(
+                namespace: "caf\u{E9}", description: "test", diagnostics: PreferenceDiagnostics { _ in })
+            let payload = PostgresNotification.payload(
+                namespace: "cafe\u{301}", seq: 1, rows: ["theme": .string("x")])
+            try composed.receive([payload], using: connection)
+            #expect(composed.cache.withLock { $0.values }.isEmpty)
+            let own = PostgresNotification.payload(
+                namespace: "caf\u{E9}", seq: 2, rows: ["theme": .string("y")])
+            try composed.receive([own], using: connection)
+            #expect(composed.cache.withLock { $0.values[StoreKey("theme")] } == .string("y"))
+        }
+
         @Test func aWriteTooLargeForNotifyAsksListenersToReadIt() {
             let big: [StoreKey: PropertyListValue?] = ["big": .data(Data(count: 8_000))]
             let payload = PostgresNotification.payload(namespace: "ns", seq: 1, rows: big)
