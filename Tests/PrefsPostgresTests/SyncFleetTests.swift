@@ -24,7 +24,7 @@
         @Test func threeReplicasAgreeOnTheHighestStampAfterFaults() async throws {
             let seed = UInt64(ProcessInfo.processInfo.environment["PREFS_FLEET_SEED"] ?? "") ?? 0xF1EE7
             // One round of every fault here (swift test stays near 90 s); six in CI, every time.
-            let rounds = ProcessInfo.processInfo.environment["CI"] == "true" ? 6 : 1
+            let rounds = stressRounds(local: 1, ci: 6)
             print("SyncFleetTests: seed \(seed), \(rounds) rounds of each fault")
             var random = SeededGenerator(state: seed)
             func pick(_ range: ClosedRange<Int>) -> Int {

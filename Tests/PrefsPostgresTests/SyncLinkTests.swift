@@ -52,12 +52,12 @@
             _ = holder.finish()
             let survivors = children.filter { $0 !== holder }
             let started = Date()
-            #expect(await eventually(within: 10) { survivors.contains { $0.currentStdout.contains("link") } })
-            // The others try twice a second: about a second here when the machine is quiet; CI's
-            // machine, running every suite at once on two cores, took 2.8 s once.
+            #expect(await eventually(within: 20) { survivors.contains { $0.currentStdout.contains("link") } })
+            // The others try twice a second: about a second here when the machine is quiet; a
+            // machine running every suite at once on two cores took 2.8 s and 6 s.
             let takeover = Date().timeIntervalSince(started)
             print("SyncLinkTests: the link was taken over in \(takeover) s")
-            #expect(takeover < 5, "taken over within a few seconds on a loaded machine")
+            #expect(takeover < 10, "taken over within seconds on a loaded machine")
             let before = ["a", "b", "c"].map { latest($0) ?? -1 }
             #expect(
                 await eventually {

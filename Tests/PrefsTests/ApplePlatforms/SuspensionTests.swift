@@ -95,12 +95,13 @@ import Testing
         var options = SQLiteStore.Options()
         options.faults.refusedCheckpointRetry = .seconds(3_600)
         options.faults.expiringActivity = { _, respond in DispatchQueue.global().async { respond(true) } }
+        options.faults.journalLimit = 4 << 20  // reached in a few writes (64 MiB in an app)
         let store = try SQLiteStore(path: path, options: options)
         try Self.fillPastThreshold(store)
         let deadline = Date().addingTimeInterval(10)
         while store.core.checkpointer.refused.load() == 0 && Date() < deadline { usleep(10_000) }
         #expect(store.core.checkpointer.refused.load() == 1)
-        let limit = SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
+        let limit = store.core.journalLimit
         let big = String(repeating: "y", count: 1 << 20)
         var round = 0
         while (store.core.journal?.usedBytes ?? 0) <= limit {

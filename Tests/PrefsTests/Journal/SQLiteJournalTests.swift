@@ -20,10 +20,12 @@
             let path = TestFiles.uniquePath("killed-checkpoints")
             let fill = String(repeating: "x", count: 4_000)
             var highest = -1
-            // Thirty rounds, and more while the writers have not yet got through several
-            // checkpoints (a slow machine, or ThreadSanitizer, writes less in each window).
+            // Thirty rounds in CI (ten in a developer's run), and more while the writers have not
+            // yet got through several checkpoints (a slow machine, or ThreadSanitizer, writes less
+            // in each window).
+            let rounds = stressRounds(local: 10, ci: 30)
             var round = 0
-            while round < 30 || (highest <= 500 && round < 150) {
+            while round < rounds || (highest <= 500 && round < 150) {
                 defer { round += 1 }
                 let writer = try Helper.start(["sqlite-ack-writer", path, "4000"])
                 usleep(UInt32(50_000 + (round * 7_919) % 150_000))
@@ -105,7 +107,7 @@
         @Test func killedWhileUpdatingLeavesEachUpdateWhole() throws {
             let path = TestFiles.uniquePath("killed-updates")
             var highest = 0
-            for round in 0..<30 {
+            for round in 0..<stressRounds(local: 10, ci: 30) {
                 let updater = try Helper.start(["sqlite-ack-updater", path])
                 usleep(UInt32(40_000 + (round * 7_919) % 100_000))
                 kill(updater.process.processIdentifier, SIGKILL)

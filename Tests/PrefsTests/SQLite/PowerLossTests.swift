@@ -13,14 +13,14 @@
     /// pages written since, some torn (``PowerLossImages``). Each image is opened by a fresh
     /// process and checked against what the writer acknowledged.
     ///
-    /// CI (`CI=true`) runs 240 images, every time; a developer's `swift test` runs 48, to stay
+    /// CI (`CI=true`) runs 240 images, every time; a developer's `swift test` runs 24, to stay
     /// within 90 seconds; `PREFS_POWERLOSS_CRASHES=100 swift test --filter PowerLossTests` runs more
     /// (see `Fuzz/README.md`).
     @Suite(.serialized) struct PowerLossTests {
         /// Crashes per durability mode (each gives `imagesPerCrash` images).
         private let crashes =
             Int(ProcessInfo.processInfo.environment["PREFS_POWERLOSS_CRASHES"] ?? "")
-            ?? (ProcessInfo.processInfo.environment["CI"] == "true" ? 10 : 2)
+            ?? stressRounds(local: 1, ci: 10)
         private let imagesPerCrash = 12
 
         /// The recorder, built once per test process with the toolchain's clang.

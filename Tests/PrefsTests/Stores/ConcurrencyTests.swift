@@ -10,7 +10,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func concurrentUpdatesLoseNothing(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
-        let perTask = 1_000
+        let perTask = store == .userDefaults ? 200 : 1_000  // Foundation rewrites its whole plist per write
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {

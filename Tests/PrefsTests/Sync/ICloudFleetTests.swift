@@ -15,7 +15,7 @@ import Testing
 @Suite struct ICloudFleetTests {
     @Test func threeDevicesAgreeOnTheHighestStampThroughDelaysOfflineAndQuota() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PREFS_FLEET_SEED"] ?? "") ?? 0x1C10D
-        let writesPerThread = ProcessInfo.processInfo.environment["CI"] == "true" ? 600 : 200
+        let writesPerThread = stressRounds(local: 200, ci: 600)
         print("ICloudFleetTests: seed \(seed), \(writesPerThread) writes per thread")
         let server = ICloudServerStandIn()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-icloud-\(UUID())")

@@ -81,7 +81,7 @@ final class SQLiteStoreCore: Sendable {
     static let entryPrefetchFloor = 4_096
     /// The size at which a write first moves the journal into SQLite itself (kept per store: a
     /// `static let` would cost every write a call to check that it is initialized).
-    private let journalLimit = SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
+    let journalLimit: Int
     /// ``KeyTable/processSeed``, kept here for the same reason.
     private let keySeed = KeyTable.processSeed
 
@@ -95,6 +95,8 @@ final class SQLiteStoreCore: Sendable {
         self.path = path
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
+        journalLimit =
+            options.faults.journalLimit ?? SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
         journal = opened.journal
         writer = TransactionLock(.init(), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)

@@ -16,6 +16,9 @@ package struct SQLiteStoreFaults: Sendable {
     /// the reason and the block, which it calls with `false` to run the work and `true` to refuse
     /// it or take the time back, on threads of its choosing, as iOS does.
     package var expiringActivity: (@Sendable (String, @escaping @Sendable (Bool) -> Void) -> Void)?
+    /// The journal's size at which a write moves it into SQLite itself (64 MiB unless set: a test
+    /// reaches a smaller one sooner).
+    package var journalLimit: Int?
     /// How long a refused background checkpoint waits before it asks again (1 s unless set).
     package var refusedCheckpointRetry: Duration?
     /// Called after opening has read the rows and before its read transaction ends.
