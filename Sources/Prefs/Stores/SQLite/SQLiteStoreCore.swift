@@ -96,7 +96,8 @@ final class SQLiteStoreCore: Sendable {
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
         journalLimit =
-            options.faults.journalLimit ?? SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
+            options.faults.journalLimit
+            ?? SQLiteStoreCore.journalLimit(reservation: Journal.Layout.reservation)
         journal = opened.journal
         writer = TransactionLock(.init(), store: "SQLiteStore(\(path))", timeout: options.busyTimeout)
         fileCheck = OpenedFileCheck(path: path, opened: opened.database.file)
