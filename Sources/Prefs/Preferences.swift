@@ -22,7 +22,7 @@ public struct Preferences: Sendable {
     /// Where read fallbacks and failed non-throwing writes are reported.
     public let diagnostics: PreferenceDiagnostics
     /// An administrator's defaults and locked values under the store, when there are any.
-    public let system: SystemLayer?
+    @usableFromInline package let system: SystemLayer?
     /// The store when it answers a typed read in its own words (``typedValue(of:)``); `nil`
     /// for any other store.
     @usableFromInline let typedReadStore: (any TypedReadStore)?

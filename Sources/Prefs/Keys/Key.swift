@@ -114,19 +114,21 @@ extension Preferences {
             }
         }
 
-        /// Creates a key with a name and a default value.
+        /// Creates a key with a name and a default value, and what it is for when `help` is given
+        /// (for tools, such as `prefs describe`, and people).
         ///
         /// An empty name is a programming error.
         ///
         /// ```swift
         /// let volume = Preferences.Key<Double>("volume", default: 0.5)
+        /// let theme = Preferences.Key<String>("theme", default: "light", help: "The colour scheme")
         /// ```
-        public init(_ name: String, default defaultValue: Value) {
+        public init(_ name: String, default defaultValue: Value, help: String? = nil) {
             defaultSource = .value(defaultValue)
             coding = nil
             allowed = nil
             isPlain = true
-            super.init(validatedName: name, help: nil)
+            super.init(validatedName: name, help: help)
         }
 
         /// A key whose stored form differs from its type's own, or that declares what it is for

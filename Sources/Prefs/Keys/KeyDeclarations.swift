@@ -27,15 +27,6 @@ struct KeyAllowed<Value: PreferenceValue>: Sendable {
 }
 
 extension Preferences.Key {
-    /// Creates a key that says what it is for, for tools (`prefs describe`) and people.
-    ///
-    /// ```swift
-    /// let theme = Preferences.Key<String>("theme", default: "light", help: "The colour scheme")
-    /// ```
-    public convenience init(_ name: String, default defaultValue: Value, help: String) {
-        self.init(name, default: defaultValue, coding: nil, help: help)
-    }
-
     /// Creates a key that accepts only values in `allowed`: a write of another throws, and a
     /// stored value outside reads as the default (reported to the diagnostics).
     ///

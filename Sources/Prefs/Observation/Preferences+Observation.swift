@@ -120,7 +120,7 @@ extension Preferences {
     }
 
     /// The keys' current values together, then again each time any of them changes, until the
-    /// consuming task is cancelled (for two, three or four keys).
+    /// consuming task is cancelled (two keys or more).
     ///
     /// ```swift
     /// for await (volume, muted) in prefs.changes(of: .volume, .muted) {
@@ -130,30 +130,11 @@ extension Preferences {
     ///
     /// A write of several of the keys (an `update`) arrives once, with all its values. A consumer
     /// that falls behind gets the newest values.
-    public func changes<A, B>(of a: Key<A>, _ b: Key<B>) -> AsyncStream<(A, B)> {
-        valueStream(of: [a, b]) { (self[a], self[b]) }
-    }
-
-    /// The three keys' values together, now and after each change of any (see
-    /// ``changes(of:_:)``).
-    ///
-    /// ```swift
-    /// for await (width, height, scale) in prefs.changes(of: .width, .height, .scale) { … }
-    /// ```
-    public func changes<A, B, C>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>) -> AsyncStream<(A, B, C)> {
-        valueStream(of: [a, b, c]) { (self[a], self[b], self[c]) }
-    }
-
-    /// The four keys' values together, now and after each change of any (see
-    /// ``changes(of:_:)``).
-    ///
-    /// ```swift
-    /// for await (r, g, b, a) in prefs.changes(of: .red, .green, .blue, .alpha) { … }
-    /// ```
-    public func changes<A, B, C, D>(of a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>)
-        -> AsyncStream<(A, B, C, D)>
+    public func changes<First, each Other>(of first: Key<First>, _ other: repeat Key<each Other>)
+        -> AsyncStream<(First, repeat each Other)>
     {
-        valueStream(of: [a, b, c, d]) { (self[a], self[b], self[c], self[d]) }
+        let reader = KeyPackReader(self, first, repeat each other)
+        return valueStream(of: reader.keys) { reader.read() }
     }
 
     /// Calls `handler` with the keys' typed values each time any of them changes (once for a
@@ -330,4 +311,32 @@ extension Preferences {
             if change.values.keys.contains(where: names.contains) { deliver() }
         }
     }
+}
+
+/// Reads several keys' values as one tuple.
+///
+/// A class holding the keys, so that a closure calling it captures an object: Swift 6.3 crashes
+/// compiling a closure that captures a parameter pack itself.
+private final class KeyPackReader<First: PreferenceValue, each Other: PreferenceValue>: Sendable {
+    let preferences: Preferences
+    let first: Preferences.Key<First>
+    let other: (repeat Preferences.Key<each Other>)
+
+    init(
+        _ preferences: Preferences, _ first: Preferences.Key<First>,
+        _ other: repeat Preferences.Key<each Other>
+    ) {
+        self.preferences = preferences
+        self.first = first
+        self.other = (repeat each other)
+    }
+
+    /// The keys, in order.
+    var keys: [Preferences.Keys] {
+        var keys: [Preferences.Keys] = [first]
+        for key in repeat each other { keys.append(key) }
+        return keys
+    }
+
+    func read() -> (First, repeat each Other) { (preferences[first], repeat preferences[each other]) }
 }

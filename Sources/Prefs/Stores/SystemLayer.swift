@@ -20,16 +20,16 @@ import PrefsSupport
 ///
 /// The directories searched, first file found wins: `PREFS_SYSTEM_DIRS` (a `:`-separated list)
 /// when set; otherwise each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with `/prefs`
-/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer, and says why
-/// in ``problem``. On Apple platforms, ``managed(_:)`` answers from `UserDefaults`' managed
+/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer, and the
+/// reason is reported to the diagnostics of the ``Preferences`` made with it. On Apple platforms, ``managed(_:)`` answers from `UserDefaults`' managed
 /// preferences (configuration profiles) instead: a key `objectIsForced(forKey:)` is locked.
 public final class SystemLayer: Sendable {
     /// The domain the layer belongs to.
-    public let domain: String
+    package let domain: String
     /// The file the layer was read from (`nil` when none exists, or for managed preferences).
-    public let path: String?
+    package let path: String?
     /// Why the file gave no values (not a plist, not the expected dictionary), when it did not.
-    public var problem: String? { state.withLock { $0.problem } }
+    package var problem: String? { state.withLock { $0.problem } }
 
     private let source: Source
     private let state: Locked<Contents>
@@ -60,12 +60,18 @@ public final class SystemLayer: Sendable {
         var stamp: FileStamp?
     }
 
-    /// The layer of `domain`: the first `<directory>/<domain>.plist` found in `directories`.
+    /// The layer of `domain`: the first `<directory>/<domain>.plist` found in the directories
+    /// searched (see ``SystemLayer``).
     ///
     /// ```swift
-    /// let layer = SystemLayer(domain: "com.example.app", directories: ["/etc/prefs"])
+    /// let layer = SystemLayer(domain: "com.example.app")
     /// ```
-    public init(domain: String, directories: [String] = SystemLayer.directories()) {
+    public convenience init(domain: String) {
+        self.init(domain: domain, directories: SystemLayer.directories())
+    }
+
+    /// The layer of `domain` from the first `<directory>/<domain>.plist` found in `directories`.
+    package init(domain: String, directories: [String]) {
         self.domain = domain
         let found = directories.map { "\($0)/\(domain).plist" }.first {
             FileManager.default.fileExists(atPath: $0)
@@ -93,12 +99,9 @@ public final class SystemLayer: Sendable {
         SystemLayer(managed: defaults, domain: "managed")
     }
 
-    /// The directories searched for system files, from the environment (see ``SystemLayer``).
-    ///
-    /// ```swift
-    /// SystemLayer.directories()  // ["/etc/xdg/prefs", "/etc/prefs"]
-    /// ```
-    public static func directories() -> [String] {
+    /// The directories searched for system files, from the environment (see ``SystemLayer``):
+    /// `["/etc/xdg/prefs", "/etc/prefs"]` by default.
+    package static func directories() -> [String] {
         let environment = ProcessInfo.processInfo.environment
         if let list = environment["PREFS_SYSTEM_DIRS"], !list.isEmpty {
             return list.split(separator: ":").map(String.init)
@@ -108,12 +111,7 @@ public final class SystemLayer: Sendable {
     }
 
     /// The value an administrator locked `key` to, if any.
-    ///
-    /// ```swift
-    /// let layer = SystemLayer(domain: "com.example.app")
-    /// layer.lockedValue(forKey: "theme")  // .string("dark")
-    /// ```
-    public func lockedValue(forKey key: String) -> PropertyListValue? {
+    package func lockedValue(forKey key: String) -> PropertyListValue? {
         switch source {
         case .file: return state.withLock { $0.locked[StoreKey(key)] }
         case .managed(let defaults):
@@ -125,12 +123,7 @@ public final class SystemLayer: Sendable {
     }
 
     /// The default an administrator gave `key` (used when the user stored nothing), if any.
-    ///
-    /// ```swift
-    /// let layer = SystemLayer(domain: "com.example.app")
-    /// layer.defaultValue(forKey: "volume")  // .double(0.3)
-    /// ```
-    public func defaultValue(forKey key: String) -> PropertyListValue? {
+    package func defaultValue(forKey key: String) -> PropertyListValue? {
         state.withLock { $0.defaults[StoreKey(key)] }
     }
 

@@ -52,6 +52,15 @@ extension Preferences.Keys {
         let third = await iterator.next()
         #expect(third?.0 == 0.1 && third?.1 == false)
 
+        // Any number of keys, each typed (four was the limit before parameter packs).
+        let five = Preferences.Key<String>("five", default: "v")
+        var all = prefs.changes(of: .volume, .muted, .launchCount, .firstLaunch, five).makeAsyncIterator()
+        let now = await all.next()
+        #expect(now?.0 == 0.1 && now?.1 == false && now?.2 == 3 && now?.4 == "v")
+        prefs[five] = "w"
+        let changed = await all.next()
+        #expect(changed?.2 == 3 && changed?.4 == "w")
+
         let heard = Locked<[String]>([])
         let observation = prefs.observe(.volume, .muted, .launchCount, options: .initial) {
             volume, muted, count in
