@@ -15,6 +15,16 @@ extension Workloads {
         let lmdb: Double
         /// Prefs ÷ LMDB, turn by turn: the median of those ratios.
         let ratio: Double
+        /// SQLite's floor for the same writes ÷ LMDB, turn by turn.
+        ///
+        /// Each key's last value of the turn upserted into a table of `SQLiteStore`'s shape, in
+        /// key order (as a checkpoint moves them), one prepared statement, the whole turn one
+        /// transaction, synced as the store's are (`synchronous=FULL`); the order worked out
+        /// before the timing. No journal, no encoding, no lock: the least work any design that
+        /// keeps a row per key in SQLite does to hold these writes there.
+        let sqliteFloorRatio: Double
+        /// The same floor in nanoseconds per write (the median of the turns).
+        let sqliteFloor: Double
         /// The process's CPU time (every thread: the background's too) ÷ writes, Prefs and LMDB.
         let prefsCPU: Double
         let lmdbCPU: Double
@@ -32,15 +42,36 @@ extension Workloads {
         let environment = try lmdb.open(path: Scratch.path("sustained-\(keys).mdb"), syncEachCommit: false)
         let keyBytes = (0..<keys).map { Array("k\($0)".utf8) }
         for index in 0..<keys { try environment.put(keyBytes[index], index) }
+        let floor = RawSQLite(
+            path: Scratch.path("sustained-floor-\(keys).sqlite"), synchronous: "FULL", storeShape: true)
+        // The value as the store encodes an `Int` (a type byte and eight bytes).
+        let floorValue: [UInt8] = [0x03] + withUnsafeBytes(of: Int64(1).littleEndian, Array.init)
+        floor.inOneTransaction {
+            for index in 0..<keys { floor.write(key: "k\(index)", bytes: floorValue, sequence: Int64(index)) }
+        }
+        var floorSequence = Int64(keys)
         // The keys in the order they are written, made before timing (as the growth workload).
         let order = (0..<writes).map { ($0 * 7_919) % keys }
         let names = order.map { "k\($0)" }
+        // Each key written in the turn once, in the order of its name's bytes (SQLite's order).
+        let floorNames = Set(names).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
 
         var prefsWhole: [Double] = []
         var prefsWritesOnly: [Double] = []
         var lmdbTimes: [Double] = []
         var prefsCPU: [Double] = []
         var lmdbCPU: [Double] = []
+        var floorTimes: [Double] = []
+        func floorTurn() {
+            let start = ContinuousClock.now
+            floor.inOneTransaction {
+                for name in floorNames {
+                    floorSequence += 1
+                    floor.write(key: name, bytes: floorValue, sequence: floorSequence)
+                }
+            }
+            floorTimes.append((ContinuousClock.now - start).nanoseconds / Double(writes))
+        }
         func prefsTurn() throws {
             let cpu = ProcessCPU.now()
             let start = ContinuousClock.now
@@ -61,12 +92,15 @@ extension Workloads {
         }
         try prefsTurn()  // warm-up of each, not counted
         try lmdbTurn()
-        (prefsWhole, prefsWritesOnly, lmdbTimes, prefsCPU, lmdbCPU) = ([], [], [], [], [])
+        floorTurn()
+        (prefsWhole, prefsWritesOnly, lmdbTimes, prefsCPU, lmdbCPU, floorTimes) = ([], [], [], [], [], [])
         for round in 0..<max(sizes.repetitions, 3) {
             if round % 2 == 0 {
                 try prefsTurn()
                 try lmdbTurn()
+                floorTurn()
             } else {
+                floorTurn()
                 try lmdbTurn()
                 try prefsTurn()
             }
@@ -75,6 +109,8 @@ extension Workloads {
             prefs: Measure.median(prefsWhole), prefsWritesOnly: Measure.median(prefsWritesOnly),
             lmdb: Measure.median(lmdbTimes),
             ratio: Measure.median(zip(prefsWhole, lmdbTimes).map { $0 / $1 }),
+            sqliteFloorRatio: Measure.median(zip(floorTimes, lmdbTimes).map { $0 / $1 }),
+            sqliteFloor: Measure.median(floorTimes),
             prefsCPU: Measure.median(prefsCPU), lmdbCPU: Measure.median(lmdbCPU))
     }
 

@@ -14,8 +14,19 @@ import Foundation
 final class RawSQLite {
     private var handle: OpaquePointer?
     private var upsert: OpaquePointer?
+    /// Whether the table is `SQLiteStore`'s own shape (a rowid table with `seq`), not the
+    /// baseline's `WITHOUT ROWID` table of keys and values.
+    private let storeShape: Bool
 
-    init(path: String, synchronous: String = "NORMAL") {
+    /// The table `SQLiteStore` keeps its rows in, as schema version 3 creates it.
+    private static let storeTable =
+        "CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB, seq INTEGER NOT NULL)"
+    private static let baselineTable =
+        "CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID"
+
+    /// `storeShape: true` makes the table as `SQLiteStore` does, and each write sets `seq` too.
+    init(path: String, synchronous: String = "NORMAL", storeShape: Bool = false) {
+        self.storeShape = storeShape
         sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         // Four processes creating one new file at once: switching it to WAL can be refused as
         // busy without the busy handler's wait, which left the table missing and every write
@@ -27,13 +38,15 @@ final class RawSQLite {
                 handle,
                 """
                 PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=\(synchronous);
-                CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
+                \(storeShape ? Self.storeTable : Self.baselineTable);
                 """, nil, nil, nil)
             if setup != SQLITE_OK { usleep(1_000) }
         } while setup != SQLITE_OK && Date() < deadline
         let prepared = sqlite3_prepare_v2(
             handle,
-            "INSERT INTO entries(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            storeShape
+                ? "INSERT INTO entries(key, value, seq) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO UPDATE SET value = excluded.value, seq = excluded.seq"
+                : "INSERT INTO entries(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             -1, &upsert, nil)
         if setup != SQLITE_OK || prepared != SQLITE_OK {
             fatalError("raw SQLite setup of \(path) failed: \(String(cString: sqlite3_errmsg(handle)))")
@@ -50,12 +63,23 @@ final class RawSQLite {
         write(key: key, bytes: withUnsafeBytes(of: value.littleEndian, Array.init))
     }
 
-    /// One upsert of a blob, in its own (autocommit) transaction.
-    func write(key: String, bytes: [UInt8]) {
+    /// Runs `body` in one transaction: its writes commit together.
+    func inOneTransaction(_ body: () -> Void) {
+        sqlite3_exec(handle, "BEGIN", nil, nil, nil)
+        body()
+        if sqlite3_exec(handle, "COMMIT", nil, nil, nil) != SQLITE_OK {
+            fatalError("raw commit failed: \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+
+    /// One upsert of a blob (with `sequence` as `seq` in the store's shape), in its own
+    /// (autocommit) transaction unless inside ``inOneTransaction(_:)``.
+    func write(key: String, bytes: [UInt8], sequence: Int64 = 0) {
         var bytes = bytes
         sqlite3_bind_text(upsert, 1, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         sqlite3_bind_blob(
             upsert, 2, &bytes, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        if storeShape { sqlite3_bind_int64(upsert, 3, sequence) }
         let result = sqlite3_step(upsert)
         sqlite3_reset(upsert)
         if result != SQLITE_DONE {

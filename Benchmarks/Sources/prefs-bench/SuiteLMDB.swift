@@ -41,6 +41,11 @@ extension Suite {
                         "process CPU time (every thread, the background's moves too) per Prefs write ÷ per LMDB write; baseline = LMDB CPU ns",
                     baseline: sustained.lmdbCPU, value: sustained.prefsCPU / sustained.lmdbCPU, unit: "ratio",
                     goal: nil),
+                Metric(
+                    key: "sqlite_floor_vs_lmdb_\(name)_keys",
+                    what:
+                        "SQLite's least work to hold the same writes (each key's last value upserted in key order into a table of the store's shape, one statement, one synced transaction per turn) ÷ LMDB's writes, in turns; baseline = LMDB ns",
+                    baseline: sustained.lmdb, value: sustained.sqliteFloorRatio, unit: "ratio", goal: nil),
             ]
         }
         return metrics
