@@ -1,5 +1,8 @@
 import Foundation
 
+/// A file's metadata, as `stat(2)` gives it.
+package typealias FileStatus = stat
+
 /// Every system call the engine and the SQLite store make on files, in one place (the shape of
 /// swift-nio's `System.swift`).
 ///
@@ -13,9 +16,6 @@ import Foundation
 /// if let info = SystemCall.fstat(descriptor) { print(info.st_size) }
 /// SystemCall.close(descriptor)
 /// ```
-/// A file's metadata, as `stat(2)` gives it.
-package typealias FileStatus = stat
-
 package enum SystemCall {
     /// `body` again for as long as it fails with `EINTR`.
     @inline(__always)
@@ -30,6 +30,12 @@ package enum SystemCall {
     /// `open(2)`: a descriptor, or -1 with `errno` set.
     package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         retrying { Foundation.open(path, flags, mode) }
+    }
+
+    /// `flock(2)`: whether the lock was taken (or let go); `false` with `errno` set, as
+    /// `EWOULDBLOCK` for a lock another holds under `LOCK_NB`.
+    package static func flock(_ descriptor: Int32, _ operation: Int32) -> Bool {
+        retrying { lockWholeFile(descriptor, operation) } == 0
     }
 
     /// `close(2)`, never repeated: Linux and Apple platforms release the descriptor even when
@@ -123,6 +129,10 @@ package enum SystemCall {
         return (descriptors[0], descriptors[1])
     }
 }
+
+/// `flock(2)` itself: inside ``SystemCall`` the name is the wrapper's (and unqualified here: the
+/// C library's `struct flock`, for `fcntl`, shares it).
+private func lockWholeFile(_ descriptor: Int32, _ operation: Int32) -> Int32 { flock(descriptor, operation) }
 
 /// `stat(2)` itself: inside ``SystemCall`` the name is the wrapper's.
 private func statOfPath(_ path: String, _ info: inout FileStatus) -> Int32 { stat(path, &info) }

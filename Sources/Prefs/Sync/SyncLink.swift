@@ -33,7 +33,7 @@ final class SyncLink: Sendable {
     /// Whether this process holds the link, taking it when it is free.
     func tryToHold() -> Bool {
         if held.load() == 1 { return true }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+        guard SystemCall.flock(descriptor, LOCK_EX | LOCK_NB) else { return false }
         held.store(1)
         return true
     }
@@ -47,8 +47,8 @@ final class SyncLink: Sendable {
         let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC, 0)
         guard descriptor >= 0 else { return false }  // never made: never held
         defer { SystemCall.close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return true }
-        flock(descriptor, LOCK_UN)
+        guard SystemCall.flock(descriptor, LOCK_EX | LOCK_NB) else { return true }
+        _ = SystemCall.flock(descriptor, LOCK_UN)
         return false
     }
 }
