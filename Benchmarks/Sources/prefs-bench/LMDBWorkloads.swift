@@ -19,12 +19,10 @@ extension Workloads {
         ///
         /// Each key's last value of the turn upserted into a table of `SQLiteStore`'s shape, in
         /// key order (as a checkpoint moves them), one prepared statement, the whole turn one
-        /// transaction, synced as the store's are (`synchronous=FULL`); the order worked out
-        /// before the timing. No journal, no encoding, no lock: the least work any design that
+        /// transaction with `synchronous=FULL` (the store's; it also sets `fullfsync`, which only
+        /// macOS heeds); the order worked out before the timing. No journal, no encoding, no lock: the least work any design that
         /// keeps a row per key in SQLite does to hold these writes there.
         let sqliteFloorRatio: Double
-        /// The same floor in nanoseconds per write (the median of the turns).
-        let sqliteFloor: Double
         /// The process's CPU time (every thread: the background's too) ÷ writes, Prefs and LMDB.
         let prefsCPU: Double
         let lmdbCPU: Double
@@ -110,7 +108,6 @@ extension Workloads {
             lmdb: Measure.median(lmdbTimes),
             ratio: Measure.median(zip(prefsWhole, lmdbTimes).map { $0 / $1 }),
             sqliteFloorRatio: Measure.median(zip(floorTimes, lmdbTimes).map { $0 / $1 }),
-            sqliteFloor: Measure.median(floorTimes),
             prefsCPU: Measure.median(prefsCPU), lmdbCPU: Measure.median(lmdbCPU))
     }
 

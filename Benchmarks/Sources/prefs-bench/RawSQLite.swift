@@ -6,7 +6,8 @@ import Foundation
     import BenchSQLite
 #endif
 
-/// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone.
+/// The baseline for SQLite writes: the C API used directly, one prepared upsert committed alone
+/// (or many in one transaction, for the floor of sustained writes).
 ///
 /// WAL mode with `synchronous=NORMAL` (survives a crash of the process) or `FULL` (survives a
 /// power loss). Several processes may write one file: a busy database is waited for (as

@@ -20,9 +20,12 @@ import PrefsSupport
 ///
 /// The directories searched, first file found wins: `PREFS_SYSTEM_DIRS` (a `:`-separated list)
 /// when set; otherwise each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with `/prefs`
-/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer, and the
-/// reason is reported to the diagnostics of the ``Preferences`` made with it. On Apple platforms, ``managed(_:)`` answers from `UserDefaults`' managed
-/// preferences (configuration profiles) instead: a key `objectIsForced(forKey:)` is locked.
+/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer; the reason
+/// is reported to the diagnostics when a ``Preferences`` is made with the layer, and
+/// `prefs describe DOMAIN` prints it (a file replaced later by one that is not such a plist is
+/// read as empty, and said only there). On Apple platforms, ``managed(_:)`` answers from
+/// `UserDefaults`' managed preferences (configuration profiles) instead: a key
+/// `objectIsForced(forKey:)` is locked.
 public final class SystemLayer: Sendable {
     /// The domain the layer belongs to.
     package let domain: String
