@@ -39,17 +39,6 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
         self.name = name
     }
 
-    /// The key for an interpolated string.
-    ///
-    /// ```swift
-    /// let index = 3
-    /// snapshot["item.\(index)"]
-    /// ```
-    @inlinable
-    public init(stringInterpolation: DefaultStringInterpolation) {
-        self.name = String(stringInterpolation: stringInterpolation)
-    }
-
     /// Equal when the UTF-8 bytes (so the Unicode scalars) are the same.
     public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
         // Two strings with the same representation (the same small string, or one shared
