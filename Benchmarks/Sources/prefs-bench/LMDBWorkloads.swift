@@ -20,8 +20,9 @@ extension Workloads {
         /// Each key's last value of the turn upserted into a table of `SQLiteStore`'s shape, in
         /// key order (as a checkpoint moves them), one prepared statement, the whole turn one
         /// transaction with `synchronous=FULL` (the store's; it also sets `fullfsync`, which only
-        /// macOS heeds); the order worked out before the timing. No journal, no encoding, no lock: the least work any design that
-        /// keeps a row per key in SQLite does to hold these writes there.
+        /// macOS heeds); the order and the keys' bytes made before the timing, bound where they
+        /// lie. No journal, no encoding, no lock: the least work any design that keeps a row per
+        /// key in SQLite does to hold these writes there.
         let sqliteFloorRatio: Double
         /// The process's CPU time (every thread: the background's too) ÷ writes, Prefs and LMDB.
         let prefsCPU: Double
@@ -51,8 +52,9 @@ extension Workloads {
         // The keys in the order they are written, made before timing (as the growth workload).
         let order = (0..<writes).map { ($0 * 7_919) % keys }
         let names = order.map { "k\($0)" }
-        // Each key written in the turn once, in the order of its name's bytes (SQLite's order).
-        let floorNames = Set(names).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // Each key written in the turn once, in the order of its name's bytes (SQLite's order),
+        // as bytes bound where they lie.
+        let floorNames = Set(names).map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
 
         var prefsWhole: [Double] = []
         var prefsWritesOnly: [Double] = []
@@ -63,9 +65,13 @@ extension Workloads {
         func floorTurn() {
             let start = ContinuousClock.now
             floor.inOneTransaction {
-                for name in floorNames {
-                    floorSequence += 1
-                    floor.write(key: name, bytes: floorValue, sequence: floorSequence)
+                floorValue.withUnsafeBufferPointer { value in
+                    for name in floorNames {
+                        floorSequence += 1
+                        name.withUnsafeBufferPointer { key in
+                            floor.write(key: key, value: value, sequence: floorSequence)
+                        }
+                    }
                 }
             }
             floorTimes.append((ContinuousClock.now - start).nanoseconds / Double(writes))

@@ -73,6 +73,21 @@ final class RawSQLite {
         }
     }
 
+    /// One upsert of bytes already in memory, bound where they are (`SQLITE_STATIC`: no copy, no
+    /// Swift string made), with `sequence` as `seq`: SQLite's own work for a row, for the floor.
+    func write(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, sequence: Int64) {
+        key.withMemoryRebound(to: CChar.self) { key in
+            _ = sqlite3_bind_text(upsert, 1, key.baseAddress, Int32(key.count), nil)
+        }
+        sqlite3_bind_blob(upsert, 2, value.baseAddress, Int32(value.count), nil)
+        if storeShape { sqlite3_bind_int64(upsert, 3, sequence) }
+        let result = sqlite3_step(upsert)
+        sqlite3_reset(upsert)
+        if result != SQLITE_DONE {
+            fatalError("raw upsert failed: \(String(cString: sqlite3_errstr(result)))")
+        }
+    }
+
     /// One upsert of a blob (with `sequence` as `seq` in the store's shape), in its own
     /// (autocommit) transaction unless inside ``inOneTransaction(_:)``.
     func write(key: String, bytes: [UInt8], sequence: Int64 = 0) {
