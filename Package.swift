@@ -42,16 +42,22 @@ let package = Package(
         .target(
             name: "Prefs",
             dependencies: [
-                "CPrefsShared", "PrefsSupport", "PrefsJournal",
+                "CPrefsShared", "PrefsSupport", "PrefsEngine",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ],
             // The privacy manifest an app embedding Prefs needs for App Store upload.
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The SQLite store's engine: the journal shared by processes (its file, header, records,
-        // lock and wake-ups) and the system calls it and the stores make, with a small
-        // package-level API the store uses. Not a product.
-        .target(name: "PrefsJournal", dependencies: ["CPrefsShared", "PrefsSupport"]),
+        // lock and wake-ups), the connection to SQLite, background time on Apple platforms, and
+        // the system calls it and the stores make, with a small package-level API the store
+        // uses. Not a product.
+        .target(
+            name: "PrefsEngine",
+            dependencies: [
+                "CPrefsShared", "PrefsSupport",
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
+            ]),
         // What every module of the package shares and none owns: the lock around shared state,
         // an atomic word, `Duration` in the units system calls take, validated UTF-8.
         .target(name: "PrefsSupport", dependencies: ["CPrefsShared"]),
@@ -78,7 +84,7 @@ let package = Package(
             swiftSettings: postgresSettings),
         // libFuzzer targets for every decoder of outside bytes (see Fuzz/README.md).
         .executableTarget(
-            name: "PrefsFuzz", dependencies: ["Prefs", "PrefsJournal", "PrefsTool"], path: "Fuzz/PrefsFuzz"),
+            name: "PrefsFuzz", dependencies: ["Prefs", "PrefsEngine", "PrefsTool"], path: "Fuzz/PrefsFuzz"),
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(
             name: "PrefsTestHelper",
@@ -93,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "PrefsTests",
             dependencies: [
-                "Prefs", "PrefsJournal", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
+                "Prefs", "PrefsEngine", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
                 "PrefsTestHelper",
             ]),
         .testTarget(
@@ -102,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "PrefsPostgresTests",
             dependencies: [
-                "Prefs", "PrefsJournal", "PrefsSupport", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI",
+                "Prefs", "PrefsEngine", "PrefsSupport", "PrefsTestSupport", "PrefsTestHelper", "PrefsCLI",
             ]
                 + whereverPostgres("PrefsPostgres"),
             swiftSettings: postgresSettings),

@@ -14,7 +14,7 @@
 // (See Fuzz/README.md. Without the fuzzer, the binary does nothing.)
 import Foundation
 import Prefs
-import PrefsJournal
+import PrefsEngine
 import PrefsTool
 
 /// The target chosen by the environment, read once.

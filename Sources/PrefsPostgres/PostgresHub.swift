@@ -1,4 +1,4 @@
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 #if PREFS_POSTGRESQL

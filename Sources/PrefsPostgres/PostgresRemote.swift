@@ -3,7 +3,7 @@ import PrefsSupport
 #if PREFS_POSTGRESQL
     import Foundation
     import Prefs
-    import PrefsJournal
+    import PrefsEngine
 
     /// A ``SyncRemote`` on a PostgreSQL server: the replicas of a ``SyncedStore`` meet in one
     /// namespace of the `prefs_sync` table.

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// An administrator's layer under a domain, as dconf's system databases and Apple's managed

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// Which process of a machine talks to the remote for a local store several processes share (a

@@ -4,7 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// `UserDefaults` as Apple's Foundation behaves: it posts `didChangeNotification` synchronously,
 /// on the writing thread, after every single write (Foundation on Linux posts nothing).

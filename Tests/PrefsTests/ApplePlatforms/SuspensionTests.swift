@@ -5,7 +5,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// What an app being suspended asks of a store, run on Linux through a stand-in for
 /// `performExpiringActivity` that calls back as iOS does: refusals, expiry in the middle of a

@@ -4,7 +4,7 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    @testable import PrefsEngine
 
     /// One flipped bit in the journal's header loses nothing.
     ///

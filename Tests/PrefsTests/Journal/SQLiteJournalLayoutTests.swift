@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// The journal's header layout has one source, the C struct `prefs_journal_header`: the design
 /// document's table and the Swift offsets must agree with it.

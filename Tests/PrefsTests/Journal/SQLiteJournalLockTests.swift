@@ -5,7 +5,7 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    @testable import PrefsEngine
     import PrefsSupport
 
     /// The journal's cross-process lock excludes every thread of the process too.

@@ -5,7 +5,7 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    @testable import PrefsEngine
     import PrefsSupport
 
     /// What a power loss, another process or a hostile file can leave at the journal, and how

@@ -1,10 +1,11 @@
 #if os(macOS) || os(Linux)
     import Foundation
+    import PrefsEngine
     import PrefsTestSupport
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    @testable import PrefsEngine
 
     /// The journal (`<name>-prefs`) with real processes: killed at random moments while writing,
     /// updating and moving records into SQLite; read right after another process's write; and

@@ -1,7 +1,7 @@
 #if os(Linux)
     import Foundation
     import Glibc
-    import PrefsJournal
+    import PrefsEngine
     import PrefsSupport
     import Testing
 

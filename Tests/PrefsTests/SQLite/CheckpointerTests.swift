@@ -3,7 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// What a checkpoint moves into SQLite: each key's last write, in the order of SQLite's key
 /// index (`LatestWrites`, keyed by the bytes of the keys in the journal).

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import Testing
 
 @testable import Prefs

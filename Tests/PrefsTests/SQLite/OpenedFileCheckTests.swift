@@ -3,7 +3,7 @@ import Foundation
 import PrefsSupport
 import Testing
 
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// The check before every write that the store's file is still at its path, and the kernel's
 /// queue of file events it relies on where there is one (Linux).

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import PrefsTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import PrefsSupport
 import PrefsTestSupport
 import Testing

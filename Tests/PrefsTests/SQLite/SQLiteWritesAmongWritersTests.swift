@@ -4,7 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// A write of one value made while other stores write to the file (issue "Ahead of MMKV", item
 /// 3): it appends its record without applying theirs (`SQLiteStoreCore.appendAlone`), unless

@@ -4,7 +4,7 @@
     import Testing
 
     @testable import Prefs
-    @testable import PrefsJournal
+    @testable import PrefsEngine
 
     /// Stores left as a crash leaves them, read by fresh processes, and their journals edited
     /// byte by byte: what the journal tests damage and check.

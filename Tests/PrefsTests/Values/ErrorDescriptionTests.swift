@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// Issue "A house a newcomer can live in", item 3: every error type answers `localizedDescription`
 /// with its own message (Foundation's default for a Swift error says only "The operation could not
@@ -43,7 +43,7 @@ import Testing
         #expect(own.description == "RemoteStore: m")
     }
 
-    /// Every failure of the engine (the `PrefsJournal` module) becomes a store error of a kind this
+    /// Every failure of the engine (the `PrefsEngine` module) becomes a store error of a kind this
     /// release names and describes, with its path and message.
     @Test(arguments: JournalError.Kind.allCases)
     func everyJournalFailureBecomesAKnownStoreError(kind: JournalError.Kind) {

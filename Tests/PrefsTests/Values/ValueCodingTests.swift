@@ -4,7 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
-@testable import PrefsJournal
+@testable import PrefsEngine
 
 /// A value with `depth` arrays around an integer.
 private func nested(_ depth: Int) -> PropertyListValue {

@@ -1,7 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// Moves a store's journal into SQLite: in the background once the journal grows past
@@ -234,7 +234,7 @@ package struct CheckpointCost: Sendable {
 /// `BINARY` collation orders the table's index. Keys are equal when their bytes are, as
 /// `StoreKey`s are (scalar for scalar).
 ///
-/// <!-- swift: not compiled (package API: RecordScan is in PrefsJournal, which is not a product) -->
+/// <!-- swift: not compiled (package API: RecordScan is in PrefsEngine, which is not a product) -->
 /// ```swift
 /// let journal = store.core.journal!
 /// var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: journal.writeOffset, after: 0)

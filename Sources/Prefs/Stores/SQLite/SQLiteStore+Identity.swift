@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 
 /// Which database a journal belongs to.
 ///

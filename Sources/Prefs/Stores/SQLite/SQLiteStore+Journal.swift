@@ -1,7 +1,7 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 
-/// Where the store meets its engine (the `PrefsJournal` module): the journal's errors become
+/// Where the store meets its engine (the `PrefsEngine` module): the journal's errors become
 /// the store's, values go into records as their stored encoding, and the journal's notices go to
 /// the store's diagnostics.
 extension StoreError {

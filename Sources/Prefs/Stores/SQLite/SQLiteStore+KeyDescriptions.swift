@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 
 /// Key descriptions in a table of their own, `prefs_keys(key, description)`, beside the values:
 /// written straight to SQLite (not through the journal: they are not values, and nobody observes

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// Opening a store file: folders and permissions, WAL, the schema and its version, loading the

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import PrefsJournal
+import PrefsEngine
 
 /// A store in a SQLite file: durable, safe for several processes at once, crash-safe, and as
 /// fast as memory; the default store on Linux.

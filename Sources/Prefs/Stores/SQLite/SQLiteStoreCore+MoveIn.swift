@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 
 /// Moving a `UserDefaults` domain in: the values and the mark that says it was done, in one
 /// SQLite transaction.

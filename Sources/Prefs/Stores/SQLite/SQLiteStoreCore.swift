@@ -1,7 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 extension SQLiteStore {
@@ -35,7 +35,7 @@ extension SQLiteStore {
 }
 
 /// Everything an ``SQLiteStore`` does with its files, coordinating four parts: the journal (the
-/// `PrefsJournal` engine), the ``StoreCache`` reads answer from, the ``StoreConnection`` to
+/// `PrefsEngine` engine), the ``StoreCache`` reads answer from, the ``StoreConnection`` to
 /// SQLite, and the ``Checkpointer`` that moves the journal into SQLite.
 ///
 /// A write (``commit(_:)``) takes this process's writer lock and the journal's, brings the cache

@@ -1,3 +1,5 @@
+import PrefsEngine
+
 /// Where a test stops or interrupts a ``SQLiteStore`` at a named step (package access; an app
 /// never sets it, and a store without it runs no extra code but a `nil` check at each step).
 ///

@@ -1,6 +1,6 @@
 import CPrefsShared
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// What a store's reads answer from: every value, current up to a position in the journal, with

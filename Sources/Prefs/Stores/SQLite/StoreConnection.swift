@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 import PrefsSupport
 
 /// A store's connection to its SQLite file, open only while it is used, and the statements the

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsJournal
+import PrefsEngine
 
 #if canImport(SQLite3)
     import SQLite3
