@@ -214,23 +214,33 @@ extension Preferences {
     /// With `inEffect`, a change of the layer is given as the values now in effect (locked, else
     /// stored, else the layer's default; `.removed` when none): a key whose stored value hides
     /// the layer's new default did not change, and is left out.
+    /// Reports a problem an observed administrator's layer found reading its file again.
+    private var reportLayerProblem: @Sendable (String) -> Void {
+        { [store, diagnostics] problem in
+            diagnostics.report(
+                PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
+        }
+    }
+
     func observeStoreAndLayer(
         keys: [String]?, inEffect: Bool = false, _ handler: @escaping @Sendable (StoreChange) -> Void
     ) -> StoreObservation {
         let observation = keys.map { store.observe(watching: $0, handler) } ?? store.observe(handler)
         guard let system else { return observation }
-        let layerObservation = system.observe { [store] change in
-            guard inEffect else { return handler(change) }
-            var values: [StoreKey: ValueChange] = [:]
-            for key in change.values.keys {
-                if let locked = system.lockedValue(forKey: key.name) {
-                    values[key] = .set(locked)
-                } else if store.value(forKey: key.name) == nil {
-                    values[key] = ValueChange(system.defaultValue(forKey: key.name))
+        let layerObservation = system.observe(
+            { [store] change in
+                guard inEffect else { return handler(change) }
+                var values: [StoreKey: ValueChange] = [:]
+                for key in change.values.keys {
+                    if let locked = system.lockedValue(forKey: key.name) {
+                        values[key] = .set(locked)
+                    } else if store.value(forKey: key.name) == nil {
+                        values[key] = ValueChange(system.defaultValue(forKey: key.name))
+                    }
                 }
-            }
-            if !values.isEmpty { handler(StoreChange(values: values)) }
-        }
+                if !values.isEmpty { handler(StoreChange(values: values)) }
+            },
+            problems: reportLayerProblem)
         return StoreObservation(onCancel: {
             observation.cancel()
             layerObservation.cancel()
@@ -267,7 +277,7 @@ extension Preferences {
         }
         let observation = store.observe(watching: keys.map(\.name), afterNow)
         // An administrator's file replaced is a change like any other.
-        let layerObservation = system?.observe(afterNow)
+        let layerObservation = system?.observe(afterNow, problems: reportLayerProblem)
         startedDelivering.withLock { started in
             now()
             started = true

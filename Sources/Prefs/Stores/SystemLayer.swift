@@ -21,9 +21,8 @@ import PrefsSupport
 /// The directories searched, first file found wins: `PREFS_SYSTEM_DIRS` (a `:`-separated list)
 /// when set; otherwise each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with `/prefs`
 /// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer; the reason
-/// is reported to the diagnostics when a ``Preferences`` is made with the layer, and
-/// `prefs describe DOMAIN` prints it (a file replaced later by one that is not such a plist is
-/// read as empty, and said only there). On Apple platforms, ``managed(_:)`` answers from
+/// is reported to the diagnostics when a ``Preferences`` is made with the layer, again when an
+/// observed layer's file is replaced by such a one, and `prefs describe DOMAIN` prints it. On Apple platforms, ``managed(_:)`` answers from
 /// `UserDefaults`' managed preferences (configuration profiles) instead: a key
 /// `objectIsForced(forKey:)` is locked.
 public final class SystemLayer: Sendable {
@@ -37,6 +36,10 @@ public final class SystemLayer: Sendable {
     private let source: Source
     private let state: Locked<Contents>
     private let observers = StoreObservers(label: "SystemLayer")
+    /// Told of a new problem found when the file is read again (see ``observe(_:problems:)``),
+    /// each under the number of its observation.
+    private let problemHandlers = Locked<(next: Int, handlers: [Int: @Sendable (String) -> Void])>(
+        (0, [:]))
     /// The timer that looks at the file while anyone observes (see ``observe(_:)``).
     private let poll = Locked<PollTimer?>(nil)
 
@@ -144,8 +147,27 @@ public final class SystemLayer: Sendable {
     /// let layer = SystemLayer(domain: "com.example.app")
     /// let observation = layer.observe { change in print(change.values.keys) }
     /// ```
-    package func observe(_ handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
-        let observation = observers.add(handler)
+    /// `problems`, when given, is called with the reason each time the file, read again, gives no
+    /// values for a reason it did not before (a configuration tool wrote a file that is not such
+    /// a plist): nothing else would say so, since the values simply go.
+    package func observe(
+        _ handler: @escaping @Sendable (StoreChange) -> Void,
+        problems: (@Sendable (String) -> Void)? = nil
+    ) -> StoreObservation {
+        let added = observers.add(handler)
+        let problemNumber: Int? = problems.map { problems in
+            problemHandlers.withLock { registry in
+                defer { registry.next += 1 }
+                registry.handlers[registry.next] = problems
+                return registry.next
+            }
+        }
+        let observation = StoreObservation(onCancel: { [weak self] in
+            added.cancel()
+            if let problemNumber {
+                self?.problemHandlers.withLock { _ = $0.handlers.removeValue(forKey: problemNumber) }
+            }
+        })
         guard case .file(let path?) = source else { return observation }
         poll.withLock { timer in
             guard timer == nil else { return }
@@ -168,7 +190,11 @@ public final class SystemLayer: Sendable {
     }
 
     private func lookAtFile(_ path: String) {
+        let before = problem
         let changed = reload()
+        if let found = problem, found != before {
+            for handler in problemHandlers.withLock({ Array($0.handlers.values) }) { handler(found) }
+        }
         guard !changed.isEmpty else { return }
         var values: [StoreKey: ValueChange] = [:]
         for key in changed {

@@ -95,6 +95,26 @@ import Testing
         observation.cancel()
     }
 
+    /// A file replaced by one that is not such a plist, while the layer is observed, is reported
+    /// to the diagnostics (its values go, and nothing else would say why).
+    @Test func aSystemFileReplacedByAnUnreadableOneIsReported() async throws {
+        let folder = try Self.systemFolder("app", "{ locked = { theme = dark; }; }")
+        let recorder = IssueRecorder()
+        let prefs = Preferences(
+            store: MemoryStore(), diagnostics: recorder.diagnostics,
+            system: SystemLayer(domain: "app", directories: [folder]))
+        let observation = prefs.observe(Self.theme) { _ in }
+        #expect(recorder.issues.isEmpty)
+        try Data("not a property list {".utf8).write(
+            to: URL(fileURLWithPath: "\(folder)/app.plist"), options: .atomic)
+        let reported = await eventually {
+            recorder.issues.contains { "\($0)".contains("is not a property list dictionary") }
+        }
+        #expect(reported, "\(recorder.issues)")
+        #expect(prefs[Self.theme] == "light", "the locked value went with the file")
+        observation.cancel()
+    }
+
     /// `@Pref` (and a group) announce a replaced system file to Observation, as any other change.
     @Test func aPrefPropertySeesTheSystemFileReplaced() async throws {
         let folder = try Self.systemFolder("app", "{ locked = { theme = dark; }; }")
