@@ -81,11 +81,7 @@ final class RawSQLite {
         }
         sqlite3_bind_blob(upsert, 2, value.baseAddress, Int32(value.count), nil)
         if storeShape { sqlite3_bind_int64(upsert, 3, sequence) }
-        let result = sqlite3_step(upsert)
-        sqlite3_reset(upsert)
-        if result != SQLITE_DONE {
-            fatalError("raw upsert failed: \(String(cString: sqlite3_errstr(result)))")
-        }
+        stepTheUpsert()
     }
 
     /// One upsert of a blob (with `sequence` as `seq` in the store's shape), in its own
@@ -96,6 +92,11 @@ final class RawSQLite {
         sqlite3_bind_blob(
             upsert, 2, &bytes, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         if storeShape { sqlite3_bind_int64(upsert, 3, sequence) }
+        stepTheUpsert()
+    }
+
+    /// Runs the bound upsert and makes it ready for the next.
+    private func stepTheUpsert() {
         let result = sqlite3_step(upsert)
         sqlite3_reset(upsert)
         if result != SQLITE_DONE {
