@@ -58,15 +58,13 @@
             defer { cli.remove() }
             try cli.run("write", "live", "text", "start")
             let child = try cli.start(["--json", "watch", "live"])
-            let watcher = child.process
-            defer { if watcher.isRunning { watcher.terminate() } }
-            #expect(await eventually { child.currentStderr.contains("watching live") })
+            defer { child.killIfRunning() }
+            try #require(await eventually { child.currentStderr.contains("watching live") })
             try cli.run("write", "live", "text", "two  spaces\tand a tab")
             #expect(
                 await eventually { child.currentStdout.contains(#""value":"two  spaces\tand a tab""#) },
                 "\(child.currentStdout)")
-            watcher.terminate()
-            watcher.waitUntilExit()
+            #expect(child.stop().status == 0, "SIGTERM ends watch cleanly")
         }
     }
 #endif

@@ -8,7 +8,7 @@
     /// Issue "`prefs` reads and writes plist text exactly as macOS does", items 1 and 2: what
     /// `prefs read` prints reads back as the same value in Foundation's (CoreFoundation's)
     /// old-style parser and in `prefs write`'s own, for strings from the whole of Unicode.
-    @Suite struct CLIPrintingTests {
+    @Suite(.timeLimit(.minutes(10))) struct CLIPrintingTests {
         /// Pieces strings are made of: punctuation a plist reader gives meaning to, comment
         /// openers, escapes, whitespace and controls, combining marks (after a quote too),
         /// letters of several scripts, and characters beyond the Basic Multilingual Plane.

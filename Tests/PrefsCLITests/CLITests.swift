@@ -323,9 +323,8 @@
             defer { cli.remove() }
             try cli.run("write", "live", "volume", "-float", "0.1")
             let child = try cli.start(["watch", "live", "volume"])
-            let watcher = child.process
-            defer { if watcher.isRunning { watcher.terminate() } }
-            #expect(await eventually { child.currentStderr.contains("watching live volume") })
+            defer { child.killIfRunning() }
+            try #require(await eventually { child.currentStderr.contains("watching live volume") })
 
             try cli.run("write", "live", "volume", "-float", "0.9")
             try cli.run("write", "live", "other", "ignored")
@@ -333,9 +332,8 @@
             #expect(
                 await eventually { child.currentStdout == "volume = 0.9\nvolume deleted\n" },
                 "\(child.currentStdout)")
-            watcher.terminate()
-            watcher.waitUntilExit()
-            #expect(watcher.terminationStatus == 0, "SIGTERM ends watch cleanly")
+            let ended = child.stop()
+            #expect(ended.status == 0, "SIGTERM ends watch cleanly: \(ended.stderr)")
         }
 
         @Test func userDefaultsStoreInteroperatesWithPlainFoundationBothWays() throws {

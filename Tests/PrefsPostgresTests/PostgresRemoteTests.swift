@@ -8,7 +8,8 @@
 
     /// Syncing through PostgreSQL (issue "Settings that follow the user and the fleet"): replicas
     /// of a `SyncedStore` meet in one namespace of a throwaway server.
-    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct PostgresRemoteTests {
+    @Suite(.serialized, .enabled(if: PostgresServer.isAvailable), .timeLimit(.minutes(10)))
+    struct PostgresRemoteTests {
         private func replica(
             _ server: PostgresServer, local: any PreferenceStore = MemoryStore(), automatically: Bool = false
         ) throws -> SyncedStore {

@@ -118,9 +118,8 @@
             let observer = try PostgresStore(url: server.url, namespace: "ns")
             let acknowledgements = server.folder.appendingPathComponent("acknowledged").path
             let child = try Helper.start(["pg-ack-writer", server.url, "ns", acknowledgements])
-            let writer = child.process
             // SIGKILL: the helper may have inherited a blocked SIGTERM from the test runner's thread.
-            defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
+            defer { child.killIfRunning() }
             func acknowledgedIndexes() -> [Int] {
                 let text = (try? String(contentsOfFile: acknowledgements, encoding: .utf8)) ?? ""
                 return text.split(separator: "\n").compactMap { Int($0) }
@@ -138,8 +137,7 @@
             #expect(
                 await eventually(within: 20) { acknowledgedIndexes().count >= beforeRestart + 50 },
                 "the writer goes on by itself")
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
+            _ = child.stop(SIGKILL)
             #expect(await eventually { !observer.isStale })
 
             let stored = try PostgresStore(url: server.url, namespace: "ns").snapshot()

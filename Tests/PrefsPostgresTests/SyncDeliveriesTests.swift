@@ -10,7 +10,7 @@
     /// A push tells the listening replicas what it wrote, so that their pulls ask the server
     /// nothing: with many replicas, the server's work per write would otherwise grow with a query
     /// from each.
-    @Suite struct SyncDeliveriesTests {
+    @Suite(.timeLimit(.minutes(10))) struct SyncDeliveriesTests {
         private func entry(_ key: String, _ value: PropertyListValue?, _ wall: UInt64) -> SyncEntry {
             SyncEntry(
                 key: key, value: value, stamp: SyncStamp(wallMilliseconds: wall, counter: 3, replica: "r:1"))

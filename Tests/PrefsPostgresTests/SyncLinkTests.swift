@@ -25,7 +25,7 @@
                 children.append(try Helper.start(["synced-writer", path, server.url, "team", name]))
             }
             defer {
-                for child in children where child.process.isRunning {
+                for child in children where child.isRunning {
                     kill(child.process.processIdentifier, SIGKILL)
                 }
             }
@@ -37,7 +37,7 @@
                 return number
             }
             func holders() -> [ChildProcess] {
-                children.filter { $0.process.isRunning && $0.currentStdout.contains("link") }
+                children.filter { $0.isRunning && $0.currentStdout.contains("link") }
             }
             #expect(await eventually { holders().count == 1 })
             #expect(

@@ -73,6 +73,11 @@ import Foundation
             self.stdin = stdin
         }
 
+        /// Held while a child is started: the pipes made for one child must not leak into
+        /// another started at the same moment from another test's thread (a leaked write end held
+        /// by a long-lived child kept a reader waiting for the end of a pipe that never came).
+        private static let spawning = NSLock()
+
         /// Starts `executable` with `arguments` and this process's environment changed by
         /// `environment` (a `nil` value removes a variable); `input`, when given, is written to its
         /// standard input, which is then closed.
@@ -85,13 +90,24 @@ import Foundation
             var variables = ProcessInfo.processInfo.environment
             for (name, value) in environment { variables[name] = value }
             process.environment = variables
-            let child = ChildProcess(process: process, stdin: Pipe())
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = child.stdin
-            try process.run()
+            let (child, out, err) = try spawning.withLock {
+                let child = ChildProcess(process: process, stdin: Pipe())
+                let out = Pipe()
+                let err = Pipe()
+                // Close-on-exec on every end: a child started by `system()` or by code that does not
+                // take this lock inherits none of them (the child still gets its own three, which
+                // the spawn duplicates onto 0, 1 and 2 without the flag).
+                for pipe in [child.stdin, out, err] {
+                    for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                        _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+                    }
+                }
+                process.standardOutput = out
+                process.standardError = err
+                process.standardInput = child.stdin
+                try process.run()
+                return (child, out, err)
+            }
             child.collect(out, isStandardOutput: true)
             child.collect(err, isStandardOutput: false)
             if let input { child.stdin.fileHandleForWriting.write(input) }
@@ -128,15 +144,82 @@ import Foundation
         public var currentStderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
 
         /// Waits for the process to end (or for a kill to take effect) and returns its output.
-        public func finish() -> ChildOutput {
-            reading.wait()
-            process.waitUntilExit()
-            let (out, err) = lock.withLock { (stdoutData, stderrData) }
+        ///
+        /// Bounded, so that a child that never ends fails its test instead of hanging the run: after
+        /// `seconds` the child is killed (`SIGKILL`), and its output says so on standard error. Once
+        /// the child has ended, its pipes get a few seconds more to reach their end (another process
+        /// holding one open cannot hold this up).
+        ///
+        /// The end is asked of the system (`waitid`, leaving the child for Foundation to collect),
+        /// not of `Process`, which learns of it only when every copy of a socket the child inherits
+        /// is closed, so a grandchild or a process started at the same moment can hide it.
+        public func finish(within seconds: Double = 300) -> ChildOutput {
+            var note = ""
+            var status = waitForEnd(within: seconds)
+            if status == nil {
+                kill(process.processIdentifier, SIGKILL)
+                note = "\n[the test support killed this child: still running after \(Int(seconds)) s]"
+                status = waitForEnd(within: 30)
+            }
+            if reading.wait(timeout: .now() + 5) == .timedOut {
+                note += "\n[its output pipes were still open 5 s after it ended: output may be cut]"
+            }
+            let (out, err) = lock.withLock { (stdoutData, stderrData + Data(note.utf8)) }
             return ChildOutput(
-                status: process.terminationStatus,
+                status: status ?? SIGKILL,
                 stdout: String(decoding: out, as: UTF8.self).trimmingCharacters(in: .newlines),
                 stderr: String(decoding: err, as: UTF8.self).trimmingCharacters(in: .newlines),
                 stdoutData: out)
+        }
+
+        /// Sends `signal` (`SIGTERM` unless given) and waits for the child to end, as ``finish(within:)``
+        /// does; a child that has not ended after `seconds` is killed.
+        ///
+        /// ```swift
+        /// let ended = watcher.stop()
+        /// #expect(ended.status == 0)
+        /// ```
+        public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = 10) -> ChildOutput {
+            if isRunning { kill(process.processIdentifier, signal) }
+            return finish(within: seconds)
+        }
+
+        /// Kills the child if it still runs (for a `defer`), without waiting for it.
+        public func killIfRunning() {
+            if isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Whether the child has not ended yet.
+        public var isRunning: Bool { endStatus() == nil }
+
+        /// The child's exit status (or the number of the signal that ended it) once it has ended,
+        /// checked every 10 ms for at most `seconds`; `nil` while it still runs.
+        private func waitForEnd(within seconds: Double) -> Int32? {
+            let deadline = Date().addingTimeInterval(seconds)
+            while true {
+                if let status = endStatus() { return status }
+                if Date() > deadline { return nil }
+                usleep(10_000)
+            }
+        }
+
+        /// The child's exit status or ending signal when it has ended, `nil` while it runs.
+        private func endStatus() -> Int32? {
+            var info = siginfo_t()
+            let asked = waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT)
+            if asked == 0 {
+                // The exit status for CLD_EXITED, the signal's number for CLD_KILLED and CLD_DUMPED
+                // (as `Process.terminationStatus` gives them); no child's id while it still runs.
+                #if os(Linux)
+                    let (pid, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
+                #else
+                    let (pid, status) = (info.si_pid, info.si_status)
+                #endif
+                return pid == process.processIdentifier ? status : nil
+            }
+            // Collected already (by Foundation): its own record is then about to say how it ended.
+            for _ in 0..<500 where process.isRunning { usleep(10_000) }
+            return process.isRunning ? nil : process.terminationStatus
         }
     }
 #endif

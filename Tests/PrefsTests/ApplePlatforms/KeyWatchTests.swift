@@ -35,7 +35,7 @@ private final class KeyWatchingStore: PrefsOwnStore {
 /// Issue "Right on Apple platforms", item 5 (the part that runs on Linux): every way to observe
 /// tells the store which keys it observes, for as long as it observes them — what the Apple-only
 /// key-value observing of `UserDefaultsStore` watches other processes' writes by.
-@Suite struct KeyWatchTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyWatchTests {
     @Test func keysAreCountedFromTheFirstObserverToTheLast() {
         var keys = WatchedKeys()
         #expect(keys.add(["volume", "theme", "volume"]) == ["theme", "volume"])

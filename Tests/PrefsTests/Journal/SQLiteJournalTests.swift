@@ -143,14 +143,15 @@
             var checked = 0
             var stale: [Int] = []
             var staleLatest: [Int] = []
-            while writer.process.isRunning || checked < 1_000 {
+            let deadline = Date().addingTimeInterval(120)  // a writer that hangs fails below, not the run
+            while (writer.isRunning || checked < 1_000) && Date() < deadline {
                 let lines = writer.currentStdout.split(separator: "\n")
                 guard
                     let last = lines.dropLast(writer.currentStdout.hasSuffix("\n") ? 0 : 1).last.flatMap({
                         Int($0)
                     })
                 else {
-                    if !writer.process.isRunning { break }
+                    if !writer.isRunning { break }
                     _ = reader.value(forKey: "latest")  // keeps its slot filled
                     continue
                 }
@@ -164,7 +165,7 @@
                     if reader.value(forKey: "k\(last)") != .integer(Int64(last)) { stale.append(last) }
                     checked = last + 1
                 }
-                if !writer.process.isRunning && checked >= lines.count { break }
+                if !writer.isRunning && checked >= lines.count { break }
             }
             let output = writer.finish()
             #expect(output.status == 0, "\(output.stderr)")

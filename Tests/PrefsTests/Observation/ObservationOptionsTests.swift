@@ -12,7 +12,7 @@ extension Preferences.Keys {
 
 /// Issue "Everything a Defaults user reaches for", items 3 and 4: `.initial`, typed observation
 /// of several keys, `isDefaultValue`, keys equal by name, defaults computed when read.
-@Suite struct ObservationOptionsTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationOptionsTests {
     @Test(arguments: StoreKind.allCases)
     func initialCallsTheHandlerAtOnceWithTheCurrentValue(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())

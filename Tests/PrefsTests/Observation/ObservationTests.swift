@@ -16,7 +16,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     }
 }
 
-@Suite struct ObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationTests {
     @Test(arguments: StoreKind.allCases)
     func changesOfYieldsTheCurrentValueThenTheNewestValuesInOrder(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue "Nothing lost, nothing hung", item 14: an unconsumed sequence holds the newest value,
 /// not every change since.
-@Suite struct StreamBufferTests {
+@Suite(.timeLimit(.minutes(10))) struct StreamBufferTests {
     @Test func aKeysSequenceKeepsOnlyTheNewestValue() async throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath())
         let prefs = IssueRecorder().preferences(store)

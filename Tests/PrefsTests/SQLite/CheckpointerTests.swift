@@ -7,7 +7,7 @@ import Testing
 
 /// What a checkpoint moves into SQLite: each key's last write, in the order of SQLite's key
 /// index (`LatestWrites`, keyed by the bytes of the keys in the journal).
-@Suite struct CheckpointerTests {
+@Suite(.timeLimit(.minutes(10))) struct CheckpointerTests {
     /// Keys that differ only past their eighth byte, by a NUL, by canonical equivalence, or not
     /// at all: random writes and removals over them leave, per key, the last write, sorted by
     /// the keys' UTF-8 bytes; SQLite then holds exactly what a dictionary of the writes holds.

@@ -70,13 +70,8 @@
         private func read(_ path: String) throws -> Found {
             let child = try ChildProcess.start(Helper.executable, ["sqlite-indices", path])
             // An image that hangs the opener fails here instead of hanging the tests.
-            let deadline = Date().addingTimeInterval(30)
-            while child.process.isRunning && Date() < deadline { usleep(5_000) }
-            if child.process.isRunning {
-                child.process.terminate()
-                throw TestFailure("opening \(path) hung")
-            }
-            let output = child.finish()
+            let output = child.finish(within: 30)
+            if output.status == SIGKILL { throw TestFailure("opening \(path) hung: \(output.stderr)") }
             guard output.status == 0 else { throw TestFailure("opening \(path) failed: \(output.stderr)") }
             var found = Found()
             for line in output.stdout.split(separator: "\n") {

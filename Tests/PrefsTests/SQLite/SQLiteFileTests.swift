@@ -61,12 +61,8 @@ import Testing
         let path = TestFiles.uniquePath()
         let store = try SQLiteStore(path: path)
         try store.setValue(.integer(1), forKey: "k")
-        let remover = Process()
-        remover.executableURL = URL(fileURLWithPath: "/bin/rm")
-        remover.arguments = [path]
-        try remover.run()
-        remover.waitUntilExit()
-        #expect(remover.terminationStatus == 0)
+        let removed = try ChildProcess.run(URL(fileURLWithPath: "/bin/rm"), [path])
+        #expect(removed.status == 0, "\(removed.stderr)")
         expectReplaced(writing: 2, to: store)
     }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The SQLite store's read path: the cache's table (`KeyTable`), values decoded when first read,
 /// and the slots plain values are read from without a lock (`ReadSlots`).
-@Suite struct SQLiteReadPathTests {
+@Suite(.timeLimit(.minutes(10))) struct SQLiteReadPathTests {
     /// Random sets and removals on a few hundred keys (so the table grows, wraps around its end
     /// and shifts entries back on removal) agree with a dictionary after every step.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])

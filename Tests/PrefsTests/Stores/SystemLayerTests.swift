@@ -8,7 +8,7 @@ import Testing
 
 /// Issue "Keys the program declares are known outside it", items 6 and 8: an administrator's
 /// layer under a domain, with defaults that replace the code's and locked values no write changes.
-@Suite struct SystemLayerTests {
+@Suite(.timeLimit(.minutes(10))) struct SystemLayerTests {
     /// A folder holding `<domain>.plist` with `text`.
     static func systemFolder(_ domain: String, _ text: String) throws -> String {
         let folder = TestFiles.folder.appendingPathComponent("system-\(UUID().uuidString)").path
@@ -137,7 +137,7 @@ import Testing
 
 /// Every observation entry point sees the administrator's layer change (its file replaced: a new
 /// system default, a new lock), as it sees the store change, and says the value now in effect.
-@Suite struct SystemLayerObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct SystemLayerObservationTests {
     private static let volume = Preferences.Key<Double>("volume", default: 0.5)
     private static let theme = Preferences.Key<String>("theme", default: "light")
 

@@ -12,7 +12,7 @@ import Testing
 /// last arrival, takes devices offline for a while, and refuses a value over iCloud's limit.
 /// Once the writes stop and the devices are back, the devices agree by themselves (no
 /// `syncNow()`) on the write with the highest stamp for every key.
-@Suite struct ICloudFleetTests {
+@Suite(.timeLimit(.minutes(10))) struct ICloudFleetTests {
     @Test func threeDevicesAgreeOnTheHighestStampThroughDelaysOfflineAndQuota() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["PREFS_FLEET_SEED"] ?? "") ?? 0x1C10D
         let writesPerThread = stressRounds(local: 200, ci: 600)

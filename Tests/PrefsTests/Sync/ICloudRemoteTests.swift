@@ -7,7 +7,7 @@ import Testing
 
 /// Syncing through iCloud's key-value storage (issue "Settings that follow the user and the
 /// fleet", item 5), against a stand-in that behaves as Apple documents.
-@Suite struct ICloudRemoteTests {
+@Suite(.timeLimit(.minutes(10))) struct ICloudRemoteTests {
     private func replica(
         _ device: ICloudDeviceStandIn, local: any PreferenceStore = MemoryStore(),
         issues: IssueRecorder = IssueRecorder(), clock: @escaping @Sendable () -> UInt64 = { 1_000 }

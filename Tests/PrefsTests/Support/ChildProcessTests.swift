@@ -1,0 +1,53 @@
+#if os(macOS) || os(Linux)
+    import Foundation
+    import PrefsTestSupport
+    import Testing
+
+    /// The test support's child processes never hang a test run: a child that does not end is
+    /// killed, and a pipe another process holds open does not keep a finished child's test waiting.
+    @Suite struct ChildProcessTests {
+        @Test func aChildThatNeverEndsIsKilledAtItsBound() throws {
+            let started = Date()
+            let output = try ChildProcess.start(URL(fileURLWithPath: "/bin/sleep"), ["600"]).finish(within: 1)
+            #expect(output.status == SIGKILL)
+            #expect(output.stderr.contains("killed this child"), "\(output.stderr)")
+            #expect(Date().timeIntervalSince(started) < 60)
+        }
+
+        /// The shell ends at once; the `sleep` it leaves behind holds its standard output open.
+        @Test func aPipeHeldByAnotherProcessDoesNotHoldUpAFinishedChild() throws {
+            let child = try ChildProcess.start(
+                URL(fileURLWithPath: "/bin/sh"), ["-c", "sleep 600 & echo $!; echo done"])
+            let started = Date()
+            let output = child.finish(within: 120)
+            if let leftBehind = output.stdout.split(separator: "\n").first.flatMap({ Int32($0) }) {
+                kill(leftBehind, SIGKILL)
+            }
+            #expect(output.status == 0)
+            #expect(output.stdout.hasSuffix("done"), "what the child printed arrives: \(output.stdout)")
+            #expect(output.stderr.contains("still open"), "\(output.stderr)")
+            #expect(Date().timeIntervalSince(started) < 60)
+        }
+
+        @Test func stopEndsAChildWithItsSignal() throws {
+            let child = try ChildProcess.start(URL(fileURLWithPath: "/bin/sleep"), ["600"])
+            let output = child.stop(SIGKILL, within: 30)
+            #expect(output.status == SIGKILL)
+            #expect(
+                !output.stderr.contains("killed this child"), "ended by the signal sent, not at the bound")
+        }
+
+        /// A child started from a test's thread inherits its blocked signals (`SIGTERM` among them):
+        /// the signal waits, and the bound ends the child.
+        @Test func aChildThatDoesNotEndOnItsSignalIsKilledAtTheBound() throws {
+            let child = try ChildProcess.start(URL(fileURLWithPath: "/bin/sleep"), ["600"])
+            let output = child.stop(SIGTERM, within: 1)
+            if output.status == SIGTERM {
+                // This thread did not block SIGTERM (not a pool thread): nothing to show here.
+                return
+            }
+            #expect(output.status == SIGKILL)
+            #expect(output.stderr.contains("killed this child"), "\(output.stderr)")
+        }
+    }
+#endif
