@@ -102,6 +102,11 @@ let package = Package(
                 "Prefs", "PrefsEngine", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
                 "PrefsTestHelper",
             ]),
+        // The engine's parts tested without Prefs: the journal's layout and checksum, the lock's
+        // priority, the system-call layer, the check that the opened file is still at its path.
+        .testTarget(
+            name: "PrefsEngineTests",
+            dependencies: ["PrefsEngine", "PrefsSupport", "CPrefsShared", "CPrefsTestSupport"]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),

@@ -9,7 +9,7 @@ import Testing
 /// queue of file events it relies on where there is one (Linux).
 @Suite struct OpenedFileCheckTests {
     private func makeFile() throws -> String {
-        let path = TestFiles.uniquePath("check")
+        let path = EngineTestFiles.uniquePath("check")
         #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
         return path
     }

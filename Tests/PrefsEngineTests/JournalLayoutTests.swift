@@ -2,12 +2,11 @@ import CPrefsShared
 import Foundation
 import Testing
 
-@testable import Prefs
 @testable import PrefsEngine
 
 /// The journal's header layout has one source, the C struct `prefs_journal_header`: the design
 /// document's table and the Swift offsets must agree with it.
-@Suite struct SQLiteJournalLayoutTests {
+@Suite struct JournalLayoutTests {
     /// Each field's offset in the C struct, by its C name.
     private static let fields: [String: Int] = [
         "magic": MemoryLayout<prefs_journal_header>.offset(of: \.magic)!,
@@ -32,7 +31,7 @@ import Testing
     ]
 
     @Test func theDesignDocumentsHeaderTableMatchesTheCStruct() throws {
-        let document = TestFiles.repository.appendingPathComponent("docs/sqlite-journal-design.md")
+        let document = EngineTestFiles.repository.appendingPathComponent("docs/sqlite-journal-design.md")
         let text = try String(contentsOf: document, encoding: .utf8)
         // Rows such as "| 32 | `sequence` (u64): the last record's number |".
         var documented: [String: Int] = [:]
