@@ -207,6 +207,51 @@ import Testing
         }
     }
 
+    extension ReadOnlyStoreTests {
+        /// A store that only reads reads SQLite again when it sees it behind the journal.
+        ///
+        /// Its connection cannot lock SQLite's shared memory, and once saw the snapshot before a
+        /// writer's flush a moment after the flush. It reads again rather than take the records between as lost, which
+        /// would have left the cache without them until the keys changed again.
+        @Test func aReadOnlyStoreThatSeesAnOlderSnapshotReadsAgain() throws {
+            let view = try ReadOnlyView()
+            defer { view.remove() }
+            let writable = view.writable.appendingPathComponent("shared.sqlite").path
+            let writer = try SQLiteStore(path: writable)
+            try writer.setValue(.string("first"), forKey: "name")
+            try writer.flush()
+            let olderReads = Locked(0)
+            let recorder = IssueRecorder()
+            var options = SQLiteStore.Options()
+            options.diagnostics = recorder.diagnostics
+            options.faults.seeOlderRows = {
+                olderReads.withLock { left in
+                    defer { left = max(0, left - 1) }
+                    return left > 0
+                }
+            }
+            let reader = try SQLiteStore(
+                path: view.readOnly.appendingPathComponent("shared.sqlite").path, options: options)
+            #expect(reader.value(forKey: "name") == .string("first"))
+            // Another process writes and closes its store, which moves the write into SQLite and
+            // out of the journal: the reader then reads it from SQLite. (Its watch, which looks
+            // once a second, could catch the write in the journal in the moment before the move:
+            // then the round is tried again.)
+            var readFromSQLite = false
+            for round in 0..<3 where !readFromSQLite {
+                olderReads.withLock { $0 = 3 }
+                let set = try Helper.run(["sqlite-set", writable, "name", "round \(round)"])
+                try #require(set.status == 0, "\(set.stderr)")
+                #expect(reader.value(forKey: "name") == .string("round \(round)"))
+                readFromSQLite = olderReads.withLock { $0 } == 0
+            }
+            #expect(readFromSQLite, "the reader met the older snapshot")
+            #expect(
+                !recorder.issues.contains { "\($0)".contains("in neither the journal nor SQLite") },
+                "\(recorder.issues)")
+        }
+    }
+
     /// A folder and a read-only view of it (a read-only bind mount): a store opened through the
     /// view can only read, while another writes the same files through the folder.
     struct ReadOnlyView {

@@ -67,9 +67,35 @@ extension SQLiteStoreCore {
             let known = cache.position
             // Read before SQLite: records up to it were committed to SQLite before it was set.
             let base = journal?.baseSequence ?? 0
-            let rows = try sqlite.rowsChanged(after: known, in: &database)
+            var rows = try readChangedRows(after: known, in: &database)
+            // SQLite behind the journal's base: lost (a power loss undid a checkpoint), or, for a
+            // store that only reads, an older snapshot than the one committed (its connection
+            // cannot lock SQLite's shared memory, and once read the rows of the checkpoint
+            // before last a moment after a writer's flush). Read again a few times before the
+            // records between are said to be lost: taken as lost, they would stay missing from
+            // the cache until the keys change again.
+            for _ in 0..<Self.staleSnapshotRetries where rows.highest < base && journal?.isWritable == false {
+                usleep(Self.staleSnapshotPause)
+                rows = try readChangedRows(after: known, in: &database)
+            }
             cache.adopt(rows, ifStillAt: known, base: base)
         }
+    }
+
+    /// How often, and how many microseconds apart, a store that only reads reads SQLite again
+    /// when it holds less than the journal says it does (see ``catchUpFromSQLite()``).
+    static let staleSnapshotRetries = 10
+    static let staleSnapshotPause: UInt32 = 10_000
+
+    /// SQLite's rows changed after `known` (as a test's fault may make them look).
+    private func readChangedRows(after known: UInt64, in database: inout SQLiteStore.Database)
+        throws -> StoreConnection.ChangedRows
+    {
+        let rows = try sqlite.rowsChanged(after: known, in: &database)
+        if let seeOlder = options.faults.seeOlderRows, seeOlder() {
+            return StoreConnection.ChangedRows(highest: known)
+        }
+        return rows
     }
 
     /// Reads what other stores wrote (called by the watch).

@@ -28,6 +28,10 @@ package struct SQLiteStoreFaults: Sendable {
     /// Called when a read without the journal's lock has read where the records end and is
     /// about to copy them (another store's checkpoint may move them then).
     package var beforeCopyingRecords: (@Sendable () -> Void)?
+    /// Asked after each read of SQLite's changed rows: `true` makes the read see nothing newer
+    /// than the cache (as a connection through a read-only mount once did, a moment after a
+    /// checkpoint committed).
+    package var seeOlderRows: (@Sendable () -> Bool)?
 
     package init() {}
 }
