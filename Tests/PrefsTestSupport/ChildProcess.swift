@@ -50,6 +50,8 @@ import Foundation
         public var stderr: String
         /// Standard output's bytes, untouched.
         public var stdoutData: Data
+        /// Whether the test support killed the child at the bound of ``ChildProcess/finish(within:)``.
+        public var killedAtBound = false
     }
 
     /// A started child process whose standard output and error are read as it runs, each on its own
@@ -94,9 +96,9 @@ import Foundation
                 let child = ChildProcess(process: process, stdin: Pipe())
                 let out = Pipe()
                 let err = Pipe()
-                // Close-on-exec on every end: a child started by `system()` or by code that does not
-                // take this lock inherits none of them (the child still gets its own three, which
-                // the spawn duplicates onto 0, 1 and 2 without the flag).
+                // Close-on-exec on every end, once set: a child started by `system()` or by code that
+                // does not take this lock inherits none of them (the child still gets its own three,
+                // which the spawn duplicates onto 0, 1 and 2 without the flag).
                 for pipe in [child.stdin, out, err] {
                     for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
                         _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
@@ -156,7 +158,8 @@ import Foundation
         public func finish(within seconds: Double = 300) -> ChildOutput {
             var note = ""
             var status = waitForEnd(within: seconds)
-            if status == nil {
+            let killedAtBound = status == nil
+            if killedAtBound {
                 kill(process.processIdentifier, SIGKILL)
                 note = "\n[the test support killed this child: still running after \(Int(seconds)) s]"
                 status = waitForEnd(within: 30)
@@ -169,7 +172,7 @@ import Foundation
                 status: status ?? SIGKILL,
                 stdout: String(decoding: out, as: UTF8.self).trimmingCharacters(in: .newlines),
                 stderr: String(decoding: err, as: UTF8.self).trimmingCharacters(in: .newlines),
-                stdoutData: out)
+                stdoutData: out, killedAtBound: killedAtBound)
         }
 
         /// Sends `signal` (`SIGTERM` unless given) and waits for the child to end, as ``finish(within:)``
@@ -184,7 +187,7 @@ import Foundation
             return finish(within: seconds)
         }
 
-        /// Kills the child if it still runs (for a `defer`), without waiting for it.
+        /// Kills the child if it still runs (for a `defer`), without waiting for it to end.
         public func killIfRunning() {
             if isRunning { kill(process.processIdentifier, SIGKILL) }
         }
@@ -205,17 +208,22 @@ import Foundation
 
         /// The child's exit status or ending signal when it has ended, `nil` while it runs.
         private func endStatus() -> Int32? {
+            // Foundation first: once it has collected the child, the process id may be another's.
+            if !process.isRunning { return process.terminationStatus }
             var info = siginfo_t()
             let asked = waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT)
             if asked == 0 {
                 // The exit status for CLD_EXITED, the signal's number for CLD_KILLED and CLD_DUMPED
                 // (as `Process.terminationStatus` gives them); no child's id while it still runs.
+                // Only an end counts: Darwin's `waitid` also reports a stopped child.
                 #if os(Linux)
                     let (pid, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
                 #else
                     let (pid, status) = (info.si_pid, info.si_status)
                 #endif
-                return pid == process.processIdentifier ? status : nil
+                let code = Int(info.si_code)
+                let ended = code == Int(CLD_EXITED) || code == Int(CLD_KILLED) || code == Int(CLD_DUMPED)
+                return pid == process.processIdentifier && ended ? status : nil
             }
             // Collected already (by Foundation): its own record is then about to say how it ended.
             for _ in 0..<500 where process.isRunning { usleep(10_000) }

@@ -210,8 +210,9 @@ import Testing
     extension ReadOnlyStoreTests {
         /// A store that only reads reads SQLite again when it sees it behind the journal.
         ///
-        /// Its connection cannot lock SQLite's shared memory, and once saw the snapshot before a
-        /// writer's flush a moment after the flush. It reads again rather than take the records between as lost, which
+        /// Through a read-only mount, once the writers closed SQLite, its connection is immutable
+        /// (SQLite cannot make its `-shm` file) and reads the database file alone, which lacks a
+        /// checkpoint still in the WAL: seen once, a moment after a writer's flush. It reads again rather than take the records between as lost, which
         /// would have left the cache without them until the keys changed again.
         @Test func aReadOnlyStoreThatSeesAnOlderSnapshotReadsAgain() throws {
             let view = try ReadOnlyView()

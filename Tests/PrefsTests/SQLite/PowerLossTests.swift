@@ -71,7 +71,7 @@
             let child = try ChildProcess.start(Helper.executable, ["sqlite-indices", path])
             // An image that hangs the opener fails here instead of hanging the tests.
             let output = child.finish(within: 30)
-            if output.status == SIGKILL { throw TestFailure("opening \(path) hung: \(output.stderr)") }
+            if output.killedAtBound { throw TestFailure("opening \(path) hung: \(output.stderr)") }
             guard output.status == 0 else { throw TestFailure("opening \(path) failed: \(output.stderr)") }
             var found = Found()
             for line in output.stdout.split(separator: "\n") {

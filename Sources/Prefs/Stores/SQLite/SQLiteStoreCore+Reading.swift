@@ -62,30 +62,37 @@ extension SQLiteStoreCore {
 
     /// Reads what changed from SQLite (the rows changed since the cache's position, up to the
     /// last checkpoint), then the journal's records after that.
+    ///
+    /// SQLite behind the journal's base means lost records (a power loss undid a checkpoint), or,
+    /// for a store that only reads, a snapshot older than the one committed: where SQLite cannot
+    /// make its `-shm` file (a read-only mount once the writers closed), the connection is
+    /// immutable and reads the database file alone, which lacks a checkpoint still in the WAL
+    /// until the writer's connection closes (seen once, a moment after a writer's flush). Such a
+    /// store reads again, on a fresh connection, a few times before the records between are said
+    /// to be lost: taken as lost, they would stay missing from its cache until the keys changed.
     func catchUpFromSQLite() throws {
-        try sqlite.withDatabase(during: "catching up") { database in
-            let known = cache.position
-            // Read before SQLite: records up to it were committed to SQLite before it was set.
-            let base = journal?.baseSequence ?? 0
-            var rows = try readChangedRows(after: known, in: &database)
-            // SQLite behind the journal's base: lost (a power loss undid a checkpoint), or, for a
-            // store that only reads, an older snapshot than the one committed (its connection
-            // cannot lock SQLite's shared memory, and once read the rows of the checkpoint
-            // before last a moment after a writer's flush). Read again a few times before the
-            // records between are said to be lost: taken as lost, they would stay missing from
-            // the cache until the keys change again.
-            for _ in 0..<Self.staleSnapshotRetries where rows.highest < base && journal?.isWritable == false {
-                usleep(Self.staleSnapshotPause)
-                rows = try readChangedRows(after: known, in: &database)
+        for attempt in 0...Self.olderSnapshotRetries {
+            let adopted = try sqlite.withDatabase(during: "catching up") { database in
+                let known = cache.position
+                // Read before SQLite: records up to it were committed to SQLite before it was set.
+                let base = journal?.baseSequence ?? 0
+                let rows = try readChangedRows(after: known, in: &database)
+                let older = rows.highest < base && journal?.isWritable == false
+                if older && attempt < Self.olderSnapshotRetries { return false }
+                cache.adopt(rows, ifStillAt: known, base: base)
+                return true
             }
-            cache.adopt(rows, ifStillAt: known, base: base)
+            if adopted { return }
+            // Outside the connection's lock; a store that only reads holds no connection between
+            // uses, so the next attempt opens a fresh one.
+            usleep(Self.olderSnapshotPause)
         }
     }
 
     /// How often, and how many microseconds apart, a store that only reads reads SQLite again
     /// when it holds less than the journal says it does (see ``catchUpFromSQLite()``).
-    static let staleSnapshotRetries = 10
-    static let staleSnapshotPause: UInt32 = 10_000
+    static let olderSnapshotRetries = 10
+    static let olderSnapshotPause: UInt32 = 10_000
 
     /// SQLite's rows changed after `known` (as a test's fault may make them look).
     private func readChangedRows(after known: UInt64, in database: inout SQLiteStore.Database)

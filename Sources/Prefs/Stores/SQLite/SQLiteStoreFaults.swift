@@ -29,8 +29,8 @@ package struct SQLiteStoreFaults: Sendable {
     /// about to copy them (another store's checkpoint may move them then).
     package var beforeCopyingRecords: (@Sendable () -> Void)?
     /// Asked after each read of SQLite's changed rows: `true` makes the read see nothing newer
-    /// than the cache (as a connection through a read-only mount once did, a moment after a
-    /// checkpoint committed).
+    /// than the cache (as an immutable connection through a read-only mount once did, a moment
+    /// after a checkpoint committed, while the checkpoint was still in the WAL).
     package var seeOlderRows: (@Sendable () -> Bool)?
 
     package init() {}
