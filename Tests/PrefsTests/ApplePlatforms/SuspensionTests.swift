@@ -177,11 +177,8 @@ import Testing
         @Test func aReadOnlyStoreHoldsNoConnectionAndSeesWritesWithinASecond() async throws {
             let view = try ReadOnlyView()
             defer { view.remove() }
-            let writable = view.writable.appendingPathComponent("shared.sqlite").path
-            let writer = try SQLiteStore(path: writable)
-            try writer.setValue(.string("first"), forKey: "name")
-            try writer.flush()
-            let readOnlyPath = view.readOnly.appendingPathComponent("shared.sqlite").path
+            let writer = try view.writerHoldingFirst()
+            let readOnlyPath = view.readOnlyPath
             let reader = try SQLiteStore(path: readOnlyPath)
             #expect(reader.value(forKey: "name") == .string("first"))
             #expect(throws: StoreError.self) { try reader.setValue(.integer(1), forKey: "refused") }
@@ -212,15 +209,14 @@ import Testing
         ///
         /// Through a read-only mount, once the writers closed SQLite, its connection is immutable
         /// (SQLite cannot make its `-shm` file) and reads the database file alone, which lacks a
-        /// checkpoint still in the WAL: seen once, a moment after a writer's flush. It reads again rather than take the records between as lost, which
-        /// would have left the cache without them until the keys changed again.
+        /// checkpoint still in the WAL: seen once, a moment after a writer's flush. It reads again
+        /// rather than take the records between as lost, which would have left the cache without
+        /// them until the keys changed again.
         @Test func aReadOnlyStoreThatSeesAnOlderSnapshotReadsAgain() throws {
             let view = try ReadOnlyView()
             defer { view.remove() }
-            let writable = view.writable.appendingPathComponent("shared.sqlite").path
-            let writer = try SQLiteStore(path: writable)
-            try writer.setValue(.string("first"), forKey: "name")
-            try writer.flush()
+            let writer = try view.writerHoldingFirst()
+            defer { withExtendedLifetime(writer) {} }  // open for the whole test, as an app's would be
             let olderReads = Locked(0)
             let recorder = IssueRecorder()
             var options = SQLiteStore.Options()
@@ -231,8 +227,7 @@ import Testing
                     return left > 0
                 }
             }
-            let reader = try SQLiteStore(
-                path: view.readOnly.appendingPathComponent("shared.sqlite").path, options: options)
+            let reader = try SQLiteStore(path: view.readOnlyPath, options: options)
             #expect(reader.value(forKey: "name") == .string("first"))
             // Another process writes and closes its store, which moves the write into SQLite and
             // out of the journal: the reader then reads it from SQLite. (Its watch, which looks
@@ -241,7 +236,7 @@ import Testing
             var readFromSQLite = false
             for round in 0..<3 where !readFromSQLite {
                 olderReads.withLock { $0 = 3 }
-                let set = try Helper.run(["sqlite-set", writable, "name", "round \(round)"])
+                let set = try Helper.run(["sqlite-set", view.writablePath, "name", "round \(round)"])
                 try #require(set.status == 0, "\(set.stderr)")
                 #expect(reader.value(forKey: "name") == .string("round \(round)"))
                 readFromSQLite = olderReads.withLock { $0 } == 0
@@ -268,6 +263,18 @@ import Testing
             guard try ReadOnlyFolder.shell("mount", "--bind", writable.path, readOnly.path) == 0,
                 try ReadOnlyFolder.shell("mount", "-o", "remount,bind,ro", readOnly.path) == 0
             else { throw TestFailure("cannot make a read-only bind mount at \(readOnly.path)") }
+        }
+
+        /// The store's file in the folder, and the same file through the read-only view.
+        var writablePath: String { writable.appendingPathComponent("shared.sqlite").path }
+        var readOnlyPath: String { readOnly.appendingPathComponent("shared.sqlite").path }
+
+        /// A store of the folder's file holding `name` = "first", moved into SQLite.
+        func writerHoldingFirst() throws -> SQLiteStore {
+            let writer = try SQLiteStore(path: writablePath)
+            try writer.setValue(.string("first"), forKey: "name")
+            try writer.flush()
+            return writer
         }
 
         func remove() {
