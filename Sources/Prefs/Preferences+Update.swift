@@ -112,14 +112,12 @@ extension Preferences {
             }
         } catch let thrown as ThrownByBody {
             throw thrown.error
-        } catch let error as PreferenceError {
-            throw error
-        } catch let error as ValueCodingError {
+        } catch let error as PreferenceError where error.key == nil && error.kind == .nestedTooDeeply {
             // The store's own check of a value's nesting: the key is the write it refuses.
             let key = written.first { (try? $0.value.newValue?.checkNesting()) == nil }?.key.name
-            throw PreferenceError(key: key ?? "(update)", store: store.description, reason: .encoding(error))
+            throw error.naming(key: key ?? "(update)", store: store.description)
         } catch {
-            throw PreferenceError(key: "(update)", store: store.description, reason: .store(error))
+            throw failure(error, writing: "(update)")
         }
     }
 }

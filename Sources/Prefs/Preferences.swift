@@ -89,13 +89,8 @@ public struct Preferences: Sendable {
         let encoded = try encode(value, for: key)
         do {
             try store.setValue(encoded, forKey: key.name)
-        } catch let error as PreferenceError {
-            throw error
-        } catch let error as ValueCodingError {
-            // The store's own check of the value's nesting (``encode(_:for:)`` left it to it).
-            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))
         } catch {
-            throw PreferenceError(key: key.name, store: store.description, reason: .store(error))
+            throw failure(error, writing: key.name)
         }
     }
 
@@ -172,8 +167,9 @@ public struct Preferences: Sendable {
     func checkNotLocked(_ key: Keys) throws {
         guard isLocked(key) else { return }
         throw PreferenceError(
-            key: key.name, store: store.description,
-            reason: .locked(by: system?.path ?? "managed preferences"))
+            .locked, "an administrator locked it (\(system?.path ?? "managed preferences"))"
+        )
+        .naming(key: key.name, store: store.description)
     }
 
     /// The stored value as the key's type, or its default.
@@ -194,7 +190,7 @@ public struct Preferences: Sendable {
     @usableFromInline
     func fellBack<Value>(_ stored: PropertyListValue, for key: Key<Value>, because error: any Error) -> Value
     {
-        let cause = error as? ValueCodingError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
+        let cause = error as? PreferenceError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
         diagnostics.report(
             PreferenceIssue(key: key.name, store: store.description, kind: .readFellBackToDefault(cause)))
         return key.defaultValue
@@ -205,19 +201,26 @@ public struct Preferences: Sendable {
             let encoded = try key.encode(value)
             if !storeChecksNesting { try encoded?.checkNesting() }
             return encoded
-        } catch let error as ValueCodingError {
-            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(error))
+        } catch let error as PreferenceError {
+            throw error.naming(key: key.name, store: store.description)
         } catch {
-            let cause = ValueCodingError.notRepresentable(type: "\(Value.self)", reason: "\(error)")
-            throw PreferenceError(key: key.name, store: store.description, reason: .encoding(cause))
+            throw PreferenceError.notRepresentable(type: "\(Value.self)", reason: "\(error)")
+                .naming(key: key.name, store: store.description)
         }
+    }
+
+    /// A write's failure as the error `set` and `update` throw: a value's own error (a store that
+    /// checks nesting as it writes throws one) or the store's, naming the key and the store.
+    func failure(_ error: any Error, writing key: String) -> PreferenceError {
+        guard let error = error as? PreferenceError else {
+            return PreferenceError.storeFailed(error).naming(key: key, store: store.description)
+        }
+        return error.key == nil ? error.naming(key: key, store: store.description) : error
     }
 
     @usableFromInline
     func report(_ error: any Error, key: String) {
-        let failure =
-            error as? PreferenceError
-            ?? PreferenceError(key: key, store: store.description, reason: .store(error))
+        let failure = failure(error, writing: key)
         diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
     }
 

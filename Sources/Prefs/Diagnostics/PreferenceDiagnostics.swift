@@ -12,7 +12,7 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     /// What happened.
     public enum Kind: Sendable {
         /// A stored value did not fit the key's type, so the read gave the default.
-        case readFellBackToDefault(ValueCodingError)
+        case readFellBackToDefault(PreferenceError)
         /// A write that cannot throw (the subscript setter, `reset`, `removeAll`) failed; the
         /// stored value is as it was.
         case writeFailed(PreferenceError)

@@ -1,58 +1,146 @@
 import Foundation
 
-/// An error from a preference operation, with the key and store it concerns.
+/// A value, a write or a migration that failed: what kind of failure, and the key and store it
+/// concerns when there is one.
+///
+/// The library's one error type besides ``StoreError``, and of the same shape: an open ``kind``
+/// you compare with `==`, and a message. A value's own `serialize`/`deserialize` throws it without
+/// a key; ``Preferences`` adds the key and the store when the value was being written.
 ///
 /// ```swift
 /// do {
 ///     try prefs.set(UInt64.max, for: .counter)
-/// } catch let error as PreferenceError {
+/// } catch let error as PreferenceError where error.kind == .notRepresentable {
 ///     print(error)  // cannot store "counter" in MemoryStore: UInt64 cannot be stored: …
 /// }
 /// ```
 public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
-    /// What went wrong.
-    public enum Reason: Sendable {
-        /// The value could not be turned into its stored form; nothing was written.
-        case encoding(ValueCodingError)
-        /// The store could not write (full disk, read-only file, lost server); nothing was changed.
-        case store(any Error)
-        /// An administrator locked the key (``SystemLayer``): the file, or `managed preferences`.
-        case locked(by: String)
-    }
-
-    /// The key that was being written.
-    public let key: String
-    /// A description of the store, such as `MemoryStore` or `UserDefaults(suite: group.example)`.
-    public let store: String
-    /// What went wrong.
-    public let reason: Reason
-
-    /// Creates an error; stores use it to report their failures with context.
+    /// The kind of failure: a fixed set of names, open to new ones, so a `switch` over them
+    /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// throw PreferenceError(key: "volume", store: "MyStore", reason: .store(POSIXError(.ENOSPC)))
+    /// PreferenceError.Kind(rawValue: "locked") == .locked  // true
     /// ```
-    public init(key: String, store: String, reason: Reason) {
-        self.key = key
-        self.store = store
-        self.reason = reason
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static property is spelled (`"locked"`).
+        public let rawValue: String
+
+        /// The kind named `rawValue`.
+        ///
+        /// ```swift
+        /// let kind = PreferenceError.Kind(rawValue: "typeMismatch")
+        /// ```
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The kind's name.
+        public var description: String { rawValue }
+
+        /// The stored value has another type than the one asked for.
+        public static let typeMismatch = Kind(rawValue: "typeMismatch")
+        /// The value cannot be stored (out of range, not encodable, two keys spelled alike).
+        public static let notRepresentable = Kind(rawValue: "notRepresentable")
+        /// A stored value of the right kind cannot be read as the type (no case has that raw value,
+        /// a dictionary key does not parse, a range's bounds are reversed).
+        public static let unreadable = Kind(rawValue: "unreadable")
+        /// The value is not one of those its key accepts (``Preferences/AllowedValues``).
+        public static let notAllowed = Kind(rawValue: "notAllowed")
+        /// Arrays and dictionaries nest deeper than a stored value may (256 levels).
+        public static let nestedTooDeeply = Kind(rawValue: "nestedTooDeeply")
+        /// An administrator locked the key (``SystemLayer``): the file, or managed preferences.
+        public static let locked = Kind(rawValue: "locked")
+        /// The store could not write (full disk, read-only file, lost server), and nothing was
+        /// changed; ``underlying`` is its error, a ``StoreError`` for Prefs' own stores.
+        public static let storeFailed = Kind(rawValue: "storeFailed")
+        /// A migration stopped: its steps are out of order, a step threw (``underlying``; the
+        /// steps before it are kept), or a group migration named a property the group lacks.
+        public static let migrationFailed = Kind(rawValue: "migrationFailed")
+    }
+
+    /// What kind of failure it is.
+    public let kind: Kind
+    /// What happened, in one line (without the key and store, which ``description`` adds).
+    public let message: String
+    /// The key that was being written, when there is one.
+    public internal(set) var key: String?
+    /// A description of the store, such as `MemoryStore` or `UserDefaults(suite: group.example)`,
+    /// when the failure concerns one.
+    public internal(set) var store: String?
+    /// The error behind this one: the store's, or the migration step's.
+    public let underlying: (any Error)?
+
+    /// An error of `kind` saying `message`; a value's `deserialize` throws one when the stored
+    /// value does not fit.
+    ///
+    /// ```swift
+    /// let stored = PropertyListValue.string("red")
+    /// throw PreferenceError(.typeMismatch, "expected RGB, found \(stored)")
+    /// ```
+    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil) {
+        self.kind = kind
+        self.message = message
+        self.underlying = underlying
     }
 
     /// A one-line explanation naming the key, the store and the cause.
     ///
     /// ```swift
-    /// let error = PreferenceError(key: "volume", store: "MemoryStore", reason: .store(POSIXError(.ENOSPC)))
-    /// print(error.description)  // writing "volume" to MemoryStore failed: …
+    /// do { try prefs.set("blue", for: .theme) } catch { print(error) }
+    /// // cannot store "theme" in MemoryStore: an administrator locked it (/etc/app.plist)
     /// ```
     public var description: String {
-        switch reason {
-        case .encoding(let cause): "cannot store \"\(key)\" in \(store): \(cause)"
-        case .store(let cause): "writing \"\(key)\" to \(store) failed: \(cause)"
-        case .locked(let source):
-            "cannot store \"\(key)\" in \(store): an administrator locked it (\(source))"
+        switch (key, store) {
+        case (let key?, let store?) where kind == .storeFailed:
+            "writing \"\(key)\" to \(store) failed: \(message)"
+        case (let key?, let store?): "cannot store \"\(key)\" in \(store): \(message)"
+        case (let key?, nil): "\"\(key)\": \(message)"
+        case (nil, let store?): "\(store): \(message)"
+        case (nil, nil): message
         }
     }
 
     /// The same explanation, for `localizedDescription`.
     public var errorDescription: String? { description }
+}
+
+extension PreferenceError {
+    /// The stored value `found` is not a `expected`.
+    @usableFromInline
+    static func typeMismatch(expected: String, found: PropertyListValue) -> PreferenceError {
+        PreferenceError(.typeMismatch, "expected \(expected), found \(found)")
+    }
+
+    /// A value of `type` cannot be stored, because of `reason`.
+    static func notRepresentable(type: String, reason: String) -> PreferenceError {
+        PreferenceError(.notRepresentable, "\(type) cannot be stored: \(reason)")
+    }
+
+    /// A stored value of the right kind cannot be read as `type`, because of `reason`.
+    static func unreadable(type: String, reason: String) -> PreferenceError {
+        PreferenceError(.unreadable, "cannot be read as \(type): \(reason)")
+    }
+
+    /// `value` is not one of the values the key accepts (`allowed`).
+    static func notAllowed(value: String, allowed: String) -> PreferenceError {
+        PreferenceError(.notAllowed, "\(value) is not one of the values the key accepts (\(allowed))")
+    }
+
+    /// Arrays and dictionaries nest deeper than `limit`.
+    static func nestedTooDeeply(limit: Int) -> PreferenceError {
+        PreferenceError(
+            .nestedTooDeeply,
+            "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have")
+    }
+
+    /// The store's failure writing `key`.
+    static func storeFailed(_ error: any Error) -> PreferenceError {
+        PreferenceError(.storeFailed, "\(error)", underlying: error)
+    }
+
+    /// This error, naming the key and store it concerns.
+    func naming(key: String?, store: String) -> PreferenceError {
+        var named = self
+        named.key = key
+        named.store = store
+        return named
+    }
 }

@@ -66,7 +66,7 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
                 do {
                     return .string(String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
                 } catch {
-                    throw ValueCodingError.notRepresentable(
+                    throw PreferenceError.notRepresentable(
                         type: "\(Value.self)", reason: "as JSON: \(error)")
                 }
             })
@@ -114,7 +114,13 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
     static func likeUserDefaults() -> KeyCoding where Value: UserDefaultsReadable {
         KeyCoding(
             read: { stored in
-                if let value = Value.readLikeUserDefaults(stored) { return value }
+                // Every standard type of `UserDefaultsReadable` has the conversions; a type of
+                // the user's (the protocol has no requirement) reads its own form alone.
+                if let loose = Value.self as? any LooseReading.Type,
+                    let value = loose.readLikeUserDefaults(stored) as? Value
+                {
+                    return value
+                }
                 return try Value.deserialize(stored)  // what else the type reads (JSON text), or why not
             },
             write: nil)
@@ -153,7 +159,7 @@ private func encodeLikeDefaults<Element: Encodable, Whole>(_ element: Element, t
         let text = String(decoding: try JSONEncoder().encode([element]), as: UTF8.self)
         return String(text.dropFirst().dropLast())
     } catch {
-        throw ValueCodingError.notRepresentable(type: "\(Whole.self)", reason: "as JSON: \(error)")
+        throw PreferenceError.notRepresentable(type: "\(Whole.self)", reason: "as JSON: \(error)")
     }
 }
 

@@ -8,7 +8,7 @@ struct KeyAllowed<Value: PreferenceValue>: Sendable {
 
     /// Why `value` is refused.
     @usableFromInline
-    func refusal(of value: Value) -> ValueCodingError {
+    func refusal(of value: Value) -> PreferenceError {
         .notAllowed(value: "\(value)", allowed: published.description)
     }
 

@@ -38,12 +38,8 @@ extension Preferences {
         for description in descriptions { stored[description.name] = description.storedForm }
         do {
             try store.keep(keyDescriptions: stored)
-        } catch let error as PreferenceError {
-            throw error
         } catch {
-            throw PreferenceError(
-                key: stored.keys.sorted().joined(separator: ", "), store: store.description,
-                reason: .store(error))
+            throw failure(error, writing: stored.keys.sorted().joined(separator: ", "))
         }
     }
 

@@ -44,13 +44,14 @@ extension PreferenceGroup {
     /// ```
     ///
     /// A name in `mapping` that is not a `@Preference` property of the group throws
-    /// ``MigrationError/unknownProperty(_:group:)`` before anything changes.
+    /// ``PreferenceError/Kind-swift.struct/migrationFailed`` before anything changes.
     @discardableResult
     public func migrate(from mapping: [String: String]) throws -> GroupMigrationReport {
         var targets: [(property: String, oldKey: String, newKey: String, slot: PreferenceSlot)] = []
         for (property, oldKey) in mapping.sorted(by: { $0.key < $1.key }) {
             guard let newKey = key(ofProperty: property), let slot = slot(forKey: newKey) else {
-                throw MigrationError.unknownProperty(property, group: "\(type(of: self))")
+                throw PreferenceError(
+                    .migrationFailed, "\(type(of: self)) has no @Preference property '\(property)'")
             }
             targets.append((property, oldKey, newKey, slot))
         }

@@ -103,38 +103,6 @@ public struct PreferenceMigration: Sendable {
     }
 }
 
-/// Why a migration stopped.
-///
-/// ```swift
-/// do { try prefs.migrate([.rename(version: 1, "old", to: "new")]) } catch let error as MigrationError {
-///     print(error)
-/// }
-/// // migration step 2 (transform volume) failed: …
-/// ```
-public enum MigrationError: Error, CustomStringConvertible, LocalizedError {
-    /// A step threw; the steps before it are kept, nothing of it was applied.
-    case stepFailed(version: Int, name: String, underlying: any Error)
-    /// The steps are not in strictly increasing version order.
-    case stepsOutOfOrder(version: Int, after: Int)
-    /// A group migration named a property the group does not have.
-    case unknownProperty(String, group: String)
-
-    /// One line naming the step or property.
-    public var description: String {
-        switch self {
-        case .stepFailed(let version, let name, let underlying):
-            "migration step \(version) (\(name)) failed: \(underlying); earlier steps are kept"
-        case .stepsOutOfOrder(let version, let after):
-            "migration step \(version) comes after step \(after): versions must increase"
-        case .unknownProperty(let property, let group):
-            "\(group) has no @Preference property '\(property)'"
-        }
-    }
-
-    /// The same explanation, for `localizedDescription`.
-    public var errorDescription: String? { description }
-}
-
 extension Preferences {
     /// Applies the steps whose version is above the one stored, in order, each in its own
     /// transaction that also records the version reached; returns that version.
@@ -145,14 +113,17 @@ extension Preferences {
     ///
     /// Each step runs exactly once, even when several processes migrate at once (on a store
     /// shared between processes, a step's transaction rechecks the version). A failing step
-    /// throws ``MigrationError/stepFailed(version:name:underlying:)``; the steps before it stay
-    /// applied, nothing of it is.
+    /// throws a ``PreferenceError`` of kind ``PreferenceError/Kind-swift.struct/migrationFailed`` whose
+    /// ``PreferenceError/underlying`` is the step's error; the steps before it stay applied,
+    /// nothing of it is.
     @discardableResult
     public func migrate(_ steps: [PreferenceMigration], versionKey: String = "PrefsMigrationVersion") throws
         -> Int
     {
         for (previous, step) in zip(steps, steps.dropFirst()) where step.version <= previous.version {
-            throw MigrationError.stepsOutOfOrder(version: step.version, after: previous.version)
+            throw PreferenceError(
+                .migrationFailed,
+                "migration step \(step.version) comes after step \(previous.version): versions must increase")
         }
         let versionKey = Key<Int>(versionKey, default: 0)
         var reached = self[versionKey]
@@ -166,7 +137,10 @@ extension Preferences {
                     return step.version
                 }
             } catch {
-                throw MigrationError.stepFailed(version: step.version, name: step.name, underlying: error)
+                throw PreferenceError(
+                    .migrationFailed,
+                    "migration step \(step.version) (\(step.name)) failed: \(error); earlier steps are kept",
+                    underlying: error)
             }
         }
         return max(reached, self[versionKey])

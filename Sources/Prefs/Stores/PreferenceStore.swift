@@ -77,7 +77,7 @@ extension PreferenceStore {
 ///
 /// They list keys cheaply, watch chosen keys and keep key descriptions, and each refuses a
 /// value nested deeper than ``PropertyListValue/maximumNestingDepth`` as it writes (with
-/// ``ValueCodingError/nestedTooDeeply(limit:)``), so ``Preferences`` leaves that check to them.
+/// ``PreferenceError/Kind-swift.struct/nestedTooDeeply``), so ``Preferences`` leaves that check to them.
 /// Package API, so the
 /// public protocol stays the few calls any store needs; ``PreferenceStore``'s methods of the
 /// same names answer for every store, from these where a store has them.
@@ -193,9 +193,8 @@ extension PreferenceStore {
 private func keepsNoDescriptions(_ descriptions: [String: PropertyListValue], store: String)
     -> PreferenceError
 {
-    PreferenceError(
-        key: descriptions.keys.sorted().joined(separator: ", "), store: store,
-        reason: .store(CocoaError(.featureUnsupported)))
+    PreferenceError.storeFailed(CocoaError(.featureUnsupported))
+        .naming(key: descriptions.keys.sorted().joined(separator: ", "), store: store)
 }
 
 /// The working state of a ``PreferenceStore/transaction(_:)``: reads see the transaction's own

@@ -47,7 +47,7 @@ extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValu
     fileprivate static func fromRawValue(_ stored: PropertyListValue) throws -> Self {
         let raw = try RawValue.deserialize(stored)
         guard let value = Self(rawValue: raw) else {
-            throw ValueCodingError.unreadable(
+            throw PreferenceError.unreadable(
                 type: "\(Self.self)", reason: "no case has the raw value \(raw)")
         }
         return value
@@ -67,14 +67,14 @@ extension PreferenceValue where Self: Codable {
         // mistaken for Foundation's `"$null"` marker.
         do {
             guard let encoded = try PropertyListValueEncoder().encode(value) else {
-                throw ValueCodingError.notRepresentable(
+                throw PreferenceError.notRepresentable(
                     type: "\(Self.self)", reason: "encoding produced no value")
             }
             return encoded
-        } catch let error as ValueCodingError {
+        } catch let error as PreferenceError {
             throw error
         } catch {
-            throw ValueCodingError.notRepresentable(type: "\(Self.self)", reason: describe(error))
+            throw PreferenceError.notRepresentable(type: "\(Self.self)", reason: describe(error))
         }
     }
 
@@ -88,7 +88,7 @@ extension PreferenceValue where Self: Codable {
             return try PropertyListValueDecoder().decode(Self.self, from: stored)
         } catch {
             if let value = stored.decodedFromJSONText(Self.self) { return value }
-            throw ValueCodingError.typeMismatch(expected: "\(Self.self) (\(describe(error)))", found: stored)
+            throw PreferenceError.typeMismatch(expected: "\(Self.self) (\(describe(error)))", found: stored)
         }
     }
 }

@@ -16,7 +16,7 @@ import Foundation
 ///     }
 ///     static func deserialize(_ stored: PropertyListValue) throws -> RGB {
 ///         guard case .data(let bytes) = stored, bytes.count == 3 else {
-///             throw ValueCodingError.typeMismatch(expected: "RGB", found: stored)
+///             throw PreferenceError(.typeMismatch, "expected RGB, found \(stored)")
 ///         }
 ///         return RGB(red: bytes[bytes.startIndex], green: bytes[bytes.startIndex + 1],
 ///                    blue: bytes[bytes.startIndex + 2])
@@ -27,7 +27,9 @@ import Foundation
 /// Rules for an implementation:
 /// - `deserialize(serialize(v))` gives back a value equal to `v`.
 /// - Both functions are pure: no side effects, safe from any thread.
-/// - A value that cannot be represented throws ``ValueCodingError`` instead of trapping.
+/// - A value that cannot be represented throws ``PreferenceError`` (``PreferenceError/Kind-swift.struct/notRepresentable``,
+///   or ``PreferenceError/Kind-swift.struct/typeMismatch`` for a stored value that does not fit)
+///   instead of trapping.
 public protocol PreferenceValue: Sendable {
     /// Turns a value into its stored form; `nil` means "nothing stored" (an optional's `nil`).
     ///
@@ -86,61 +88,18 @@ extension Optional: StoredAs {
     static var storedTypeFlag: String { Prefs.storedTypeFlag(of: Wrapped.self) }
 }
 
-/// Why a value could not be turned into, or rebuilt from, its stored form.
-///
-/// ```swift
-/// do { _ = try Int.deserialize(.string("x")) } catch let error as ValueCodingError { print(error) }
-/// // expected Int, found string "x"
-/// ```
-public enum ValueCodingError: Error, Hashable, CustomStringConvertible, LocalizedError {
-    /// The stored value has another type than the one asked for.
-    case typeMismatch(expected: String, found: PropertyListValue)
-    /// The value cannot be stored (out of range, not encodable…).
-    case notRepresentable(type: String, reason: String)
-    /// A stored value of the right kind cannot be read as the type (no case has that raw value,
-    /// a dictionary key does not parse, a range's bounds are reversed).
-    case unreadable(type: String, reason: String)
-    /// The value is not one of those its key accepts (``Preferences/AllowedValues``).
-    case notAllowed(value: String, allowed: String)
-    /// Arrays and dictionaries nest deeper than `limit` (256).
-    case nestedTooDeeply(limit: Int)
-
-    /// A one-line explanation.
-    ///
-    /// ```swift
-    /// ValueCodingError.notRepresentable(type: "UInt64", reason: "too large").description
-    /// ```
-    public var description: String {
-        switch self {
-        case .typeMismatch(let expected, let found):
-            "expected \(expected), found \(found)"
-        case .notRepresentable(let type, let reason):
-            "\(type) cannot be stored: \(reason)"
-        case .unreadable(let type, let reason):
-            "cannot be read as \(type): \(reason)"
-        case .notAllowed(let value, let allowed):
-            "\(value) is not one of the values the key accepts (\(allowed))"
-        case .nestedTooDeeply(let limit):
-            "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have"
-        }
-    }
-
-    /// The same explanation, for `localizedDescription`.
-    public var errorDescription: String? { description }
-}
-
 extension PreferenceValue {
     /// Serializes a value that must produce something (an element of an array or dictionary).
     static func serializeRequired(_ value: Self, context: String) throws -> PropertyListValue {
         guard let stored = try serialize(value) else {
-            throw ValueCodingError.notRepresentable(
+            throw PreferenceError.notRepresentable(
                 type: "\(Self.self)", reason: "nil cannot be stored \(context)")
         }
         return stored
     }
 
     @usableFromInline
-    static func mismatch(_ found: PropertyListValue) -> ValueCodingError {
+    static func mismatch(_ found: PropertyListValue) -> PreferenceError {
         .typeMismatch(expected: "\(Self.self)", found: found)
     }
 }

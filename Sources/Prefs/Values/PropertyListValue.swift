@@ -85,7 +85,7 @@ extension PropertyListValue {
     /// ```
     package static let maximumNestingDepth = 256
 
-    /// Throws ``ValueCodingError/nestedTooDeeply(limit:)`` when arrays and dictionaries nest
+    /// Throws ``PreferenceError/Kind-swift.struct/nestedTooDeeply`` when arrays and dictionaries nest
     /// deeper than ``maximumNestingDepth``.
     ///
     /// ```swift
@@ -93,7 +93,7 @@ extension PropertyListValue {
     /// ```
     package func checkNesting() throws {
         if exceedsNesting(allowed: Self.maximumNestingDepth) {
-            throw ValueCodingError.nestedTooDeeply(limit: Self.maximumNestingDepth)
+            throw PreferenceError.nestedTooDeeply(limit: Self.maximumNestingDepth)
         }
     }
 

@@ -30,7 +30,7 @@ extension PreferenceValue where Self: FixedWidthInteger & Codable {
     public static func serialize(_ value: Self) throws -> PropertyListValue? {
         if let wide = Int64(exactly: value) { return .integer(wide) }
         guard let unsigned = UInt64(exactly: value) else {
-            throw ValueCodingError.notRepresentable(
+            throw PreferenceError.notRepresentable(
                 type: "\(Self.self)", reason: "\(value) is beyond the property-list integer range")
         }
         return .unsignedInteger(unsigned)
@@ -220,7 +220,7 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
         for (key, element) in value {
             let name = key.description
             guard entries[name] == nil else {
-                throw ValueCodingError.notRepresentable(
+                throw PreferenceError.notRepresentable(
                     type: "\(Self.self)", reason: "two keys are both written \(String(reflecting: name))")
             }
             entries[name] = try Value.serializeRequired(element, context: "inside a dictionary")
@@ -238,7 +238,7 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
         var result: [Key: Value] = [:]
         for (name, element) in entries {
             guard let key = Key(name) else {
-                throw ValueCodingError.unreadable(
+                throw PreferenceError.unreadable(
                     type: "\(Self.self)", reason: "the key \(String(reflecting: name)) is not a \(Key.self)")
             }
             result[key] = try Value.deserialize(element)
@@ -313,12 +313,12 @@ private func readRangeBounds<Bound: PreferenceValue & Comparable>(
     _ stored: PropertyListValue, as _: Bound.Type, type: String
 ) throws -> (Bound, Bound) {
     guard case .array(let bounds) = stored, bounds.count == 2 else {
-        throw ValueCodingError.typeMismatch(expected: "\(type) (an array of two bounds)", found: stored)
+        throw PreferenceError.typeMismatch(expected: "\(type) (an array of two bounds)", found: stored)
     }
     let lower = try Bound.deserialize(bounds[0])
     let upper = try Bound.deserialize(bounds[1])
     guard lower <= upper else {
-        throw ValueCodingError.unreadable(type: type, reason: "the lower bound is above the upper bound")
+        throw PreferenceError.unreadable(type: type, reason: "the lower bound is above the upper bound")
     }
     return (lower, upper)
 }

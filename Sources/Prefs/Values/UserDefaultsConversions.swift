@@ -18,19 +18,25 @@ import Foundation
 /// keyed archive of a URL (how `UserDefaults.set(_:forKey:)` stores a URL on Apple platforms) as
 /// that URL. A number out of an integer type's range reads as the default.
 ///
+/// The standard types above conform; the protocol has no requirement of its own (the conversions
+/// are the library's), so a type of yours reads with its own `deserialize` alone.
+///
 /// ```swift
-/// Bool.readLikeUserDefaults(.string("YES"))  // true
-/// Int.readLikeUserDefaults(.string("42"))    // 42
+/// let debugMenu = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
+/// // a stored "YES" reads as true
 /// ```
-public protocol UserDefaultsReadable: PreferenceValue {
+public protocol UserDefaultsReadable: PreferenceValue {}
+
+/// What `UserDefaults`' getters do, for the standard types of ``UserDefaultsReadable``.
+protocol LooseReading {
     /// The value `UserDefaults`' getter for this type gives for `stored`, or `nil` where it
     /// gives nothing (the key then reads as its default).
     static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self?
 }
 
-extension Bool: UserDefaultsReadable {
+extension Bool: UserDefaultsReadable, LooseReading {
     /// `bool(forKey:)`'s reading: see ``UserDefaultsReadable``.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> Bool? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> Bool? {
         switch stored {
         case .bool(let flag): flag
         case .integer(let number): number != 0
@@ -42,9 +48,9 @@ extension Bool: UserDefaultsReadable {
     }
 }
 
-extension UserDefaultsReadable where Self: FixedWidthInteger & Codable {
+extension LooseReading where Self: FixedWidthInteger & Codable {
     /// `integer(forKey:)`'s reading: see ``UserDefaultsReadable``.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self? {
         switch stored {
         case .integer(let number): Self(exactly: number)
         case .unsignedInteger(let number): Self(exactly: number)
@@ -56,20 +62,20 @@ extension UserDefaultsReadable where Self: FixedWidthInteger & Codable {
     }
 }
 
-extension Int: UserDefaultsReadable {}
-extension Int8: UserDefaultsReadable {}
-extension Int16: UserDefaultsReadable {}
-extension Int32: UserDefaultsReadable {}
-extension Int64: UserDefaultsReadable {}
-extension UInt: UserDefaultsReadable {}
-extension UInt8: UserDefaultsReadable {}
-extension UInt16: UserDefaultsReadable {}
-extension UInt32: UserDefaultsReadable {}
-extension UInt64: UserDefaultsReadable {}
+extension Int: UserDefaultsReadable, LooseReading {}
+extension Int8: UserDefaultsReadable, LooseReading {}
+extension Int16: UserDefaultsReadable, LooseReading {}
+extension Int32: UserDefaultsReadable, LooseReading {}
+extension Int64: UserDefaultsReadable, LooseReading {}
+extension UInt: UserDefaultsReadable, LooseReading {}
+extension UInt8: UserDefaultsReadable, LooseReading {}
+extension UInt16: UserDefaultsReadable, LooseReading {}
+extension UInt32: UserDefaultsReadable, LooseReading {}
+extension UInt64: UserDefaultsReadable, LooseReading {}
 
-extension UserDefaultsReadable where Self: BinaryFloatingPoint & Codable {
+extension LooseReading where Self: BinaryFloatingPoint & Codable {
     /// `double(forKey:)`'s and `float(forKey:)`'s reading: see ``UserDefaultsReadable``.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self? {
         switch stored {
         case .double(let number): Self(number)
         case .integer(let number): Self(number)
@@ -81,12 +87,12 @@ extension UserDefaultsReadable where Self: BinaryFloatingPoint & Codable {
     }
 }
 
-extension Double: UserDefaultsReadable {}
-extension Float: UserDefaultsReadable {}
+extension Double: UserDefaultsReadable, LooseReading {}
+extension Float: UserDefaultsReadable, LooseReading {}
 
-extension String: UserDefaultsReadable {
+extension String: UserDefaultsReadable, LooseReading {
     /// `string(forKey:)`'s reading: see ``UserDefaultsReadable``.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> String? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> String? {
         switch stored {
         case .string(let text): text
         case .integer(let number): String(number)
@@ -98,9 +104,9 @@ extension String: UserDefaultsReadable {
     }
 }
 
-extension URL: UserDefaultsReadable {
+extension URL: UserDefaultsReadable, LooseReading {
     /// `url(forKey:)`'s reading: see ``UserDefaultsReadable``.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> URL? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> URL? {
         switch stored {
         case .string(let text) where text.hasPrefix("\""):
             nil  // Defaults' JSON string: the type's own reading takes it
@@ -118,9 +124,11 @@ extension URL: UserDefaultsReadable {
     }
 }
 
-extension Optional: UserDefaultsReadable where Wrapped: UserDefaultsReadable {
+extension Optional: UserDefaultsReadable where Wrapped: UserDefaultsReadable {}
+
+extension Optional: LooseReading where Wrapped: LooseReading {
     /// The wrapped type's reading.
-    public static func readLikeUserDefaults(_ stored: PropertyListValue) -> Wrapped?? {
+    static func readLikeUserDefaults(_ stored: PropertyListValue) -> Wrapped?? {
         Wrapped.readLikeUserDefaults(stored).map { .some($0) }
     }
 }

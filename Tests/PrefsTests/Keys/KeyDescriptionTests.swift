@@ -21,9 +21,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
         #expect {
             try prefs.set(1.5, for: Self.volume)
         } throws: { error in
-            guard let error = error as? PreferenceError, case .encoding(.notAllowed) = error.reason else {
-                return false
-            }
+            guard let error = error as? PreferenceError, error.kind == .notAllowed else { return false }
             return error.description.contains("1.5 is not one of the values the key accepts (0...1)")
         }
         #expect(prefs.store.value(forKey: "volume") == .double(0.8))

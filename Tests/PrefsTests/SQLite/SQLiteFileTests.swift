@@ -42,8 +42,8 @@ import Testing
         #expect {
             try Preferences(store: store).update { p in p[.launchCount] = 5 }
         } throws: { error in
-            guard case .store(let cause) = (error as? PreferenceError)?.reason else { return false }
-            return (cause as? StoreError)?.kind == .replaced
+            guard let error = error as? PreferenceError, error.kind == .storeFailed else { return false }
+            return (error.underlying as? StoreError)?.kind == .replaced
         }
         #expect(store.value(forKey: "k") == .integer(1))
     }

@@ -49,10 +49,8 @@ import Testing
         #expect {
             try prefs.set("blue", for: Self.theme)
         } throws: { error in
-            guard let error = error as? PreferenceError, case .locked(let source) = error.reason else {
-                return false
-            }
-            return source == "\(folder)/app.plist" && error.description.contains("locked")
+            guard let error = error as? PreferenceError, error.kind == .locked else { return false }
+            return error.message.contains("(\(folder)/app.plist)") && error.description.contains("locked")
         }
         #expect(throws: PreferenceError.self) { try prefs.update { p in p[Self.theme] = "blue" } }
         #expect(try prefs.update { p in p[Self.theme] } == "dark")

@@ -37,7 +37,7 @@ struct RGB: PreferenceValue, Equatable {
 
     static func deserialize(_ stored: PropertyListValue) throws -> RGB {
         guard case .data(let bytes) = stored, bytes.count == 3 else {
-            throw ValueCodingError.typeMismatch(expected: "RGB", found: stored)
+            throw PreferenceError(.typeMismatch, "expected RGB, found \(stored)")
         }
         let b = Array(bytes)
         return RGB(red: b[0], green: b[1], blue: b[2])

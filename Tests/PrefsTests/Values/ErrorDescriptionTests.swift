@@ -9,9 +9,9 @@ import Testing
 /// be completed").
 @Suite struct ErrorDescriptionTests {
     static let errors: [any Error & CustomStringConvertible] = [
-        PreferenceError(key: "volume", store: "MemoryStore", reason: .store(POSIXError(.ENOSPC))),
-        ValueCodingError.typeMismatch(expected: "Int", found: .string("x")),
-        MigrationError.stepsOutOfOrder(version: 1, after: 2),
+        PreferenceError.storeFailed(POSIXError(.ENOSPC)).naming(key: "volume", store: "MemoryStore"),
+        PreferenceError.typeMismatch(expected: "Int", found: .string("x")),
+        PreferenceError(.migrationFailed, "migration step 1 comes after step 2"),
         StoreError(kind: .busy, store: "MemoryStore", message: "held for more than 10 seconds"),
         StoredEncodingError(reason: "unknown tag 255"),
         StoreError(path: "/tmp/x.sqlite", kind: .notADatabase, detail: "file is not a database"),

@@ -13,12 +13,12 @@ import Testing
         #expect(prefs[.volume] == 0.5)
         let issue = try #require(issues.issues.first)
         #expect(issue.key == "volume")
-        guard case .readFellBackToDefault(.typeMismatch(let expected, let found)) = issue.kind else {
+        guard case .readFellBackToDefault(let cause) = issue.kind else {
             Issue.record("unexpected kind \(issue.kind)")
             return
         }
-        #expect(expected == "Double")
-        #expect(found == .string("loud"))
+        #expect(cause.kind == .typeMismatch)
+        #expect(cause.message == "expected Double, found \(PropertyListValue.string("loud"))")
         #expect(issue.description.contains("\"volume\""))
         // The stored value is left alone: a read never writes.
         #expect(prefs.store.value(forKey: "volume") == .string("loud"))
@@ -61,7 +61,7 @@ import Testing
         #expect {
             try prefs.set(Refusing(value: -1), for: counter)
         } throws: { error in
-            guard let error = error as? PreferenceError, case .encoding = error.reason else { return false }
+            guard let error = error as? PreferenceError, error.kind == .notRepresentable else { return false }
             return error.key == "counter" && error.description.contains("negative values are refused")
         }
         #expect(prefs[counter] == Refusing(value: 42))
@@ -89,10 +89,9 @@ import Testing
         #expect {
             try prefs.set(0.9, for: .volume)
         } throws: { error in
-            guard let error = error as? PreferenceError, case .store(let cause) = error.reason else {
-                return false
-            }
-            return error.key == "volume" && error.store == "FailingStore" && cause is FailingStore.DiskFull
+            guard let error = error as? PreferenceError, error.kind == .storeFailed else { return false }
+            return error.key == "volume" && error.store == "FailingStore"
+                && error.underlying is FailingStore.DiskFull
         }
         #expect(prefs[.volume] == 0.3)
 

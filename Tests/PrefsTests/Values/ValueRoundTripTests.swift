@@ -156,7 +156,11 @@ struct RoundTrip: Sendable, CustomTestStringConvertible {
         #expect(try PropertyListValue(storedEncoding: big.storedEncoding()) == big)
         #expect(PropertyListValue(foundationObject: big.foundationObject) == big)
         #expect(PropertyListValue(foundationObject: NSNumber(value: UInt64.max)) == big)
-        #expect(throws: ValueCodingError.self) { try Int64.deserialize(big) }
+        #expect {
+            try Int64.deserialize(big)
+        } throws: { error in
+            (error as? PreferenceError)?.kind == .typeMismatch
+        }
         #expect(try Double.deserialize(big) == Double(UInt64.max))
         struct Counter: Codable, PreferenceValue, Equatable { var total: UInt64 }
         let counter = Counter(total: .max)

@@ -23,7 +23,7 @@ package struct PropertyListValueEncoder: Sendable {
     /// The value's property-list form; `nil` when the value encodes nothing (an optional's `nil`).
     ///
     /// Throws `EncodingError.invalidValue` for what a property list cannot hold (an integer
-    /// above `Int64.max`, a `nil` in an array), and ``ValueCodingError/nestedTooDeeply(limit:)``
+    /// above `Int64.max`, a `nil` in an array), and ``PreferenceError/Kind-swift.struct/nestedTooDeeply``
     /// for nesting deeper than ``PropertyListValue/maximumNestingDepth``.
     ///
     /// ```swift
@@ -54,7 +54,7 @@ private final class EncodedNode {
         // Checked here, where every nested value passes: it bounds the recursion of a deeply
         // nested (or self-referencing) value before it can exhaust the stack.
         guard codingPath.count <= PropertyListValue.maximumNestingDepth else {
-            throw ValueCodingError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)
+            throw PreferenceError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)
         }
         switch value {
         case let date as Date: content = .value(.date(date))
@@ -102,7 +102,7 @@ private final class EncodedNode {
 
     private func checkDepth(_ codingPath: [any CodingKey]) throws {
         guard codingPath.count < PropertyListValue.maximumNestingDepth else {
-            throw ValueCodingError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)
+            throw PreferenceError.nestedTooDeeply(limit: PropertyListValue.maximumNestingDepth)
         }
     }
 
