@@ -42,7 +42,7 @@ let package = Package(
         .target(
             name: "Prefs",
             dependencies: [
-                "CPrefsShared", "PrefsSupport", "PrefsEngine",
+                "CPrefsShared", "PrefsSupport", "PrefsModel", "PrefsEngine",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ],
             // The privacy manifest an app embedding Prefs needs for App Store upload.
@@ -58,6 +58,12 @@ let package = Package(
                 "CPrefsShared", "PrefsSupport",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ]),
+        // The model every store speaks, below the stores and the engine: the property-list value
+        // and its stored encoding, keys, changes and their observers, transactions, and the two
+        // errors. `Prefs` re-exports it whole, so its types are `Prefs`' own to a user (and in
+        // its documentation and symbol count: .ci/symbol-graphs extracts them as `Prefs`'). Not a
+        // product.
+        .target(name: "PrefsModel", dependencies: ["PrefsSupport"]),
         // What every module of the package shares and none owns: the lock around shared state,
         // an atomic word, `Duration` in the units system calls take, validated UTF-8.
         .target(name: "PrefsSupport", dependencies: ["CPrefsShared"]),
@@ -99,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "PrefsTests",
             dependencies: [
-                "Prefs", "PrefsEngine", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
+                "Prefs", "PrefsModel", "PrefsEngine", "PrefsSupport", "PrefsTestSupport", "CPrefsTestSupport",
                 "PrefsTestHelper",
             ]),
         // The engine's parts tested without Prefs: the journal's layout and checksum, the lock's

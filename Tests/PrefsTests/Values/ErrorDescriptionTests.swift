@@ -3,6 +3,7 @@ import Testing
 
 @testable import Prefs
 @testable import PrefsEngine
+@testable import PrefsModel
 
 /// Issue "A house a newcomer can live in", item 3: every error type answers `localizedDescription`
 /// with its own message (Foundation's default for a Swift error says only "The operation could not

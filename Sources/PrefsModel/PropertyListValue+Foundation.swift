@@ -72,7 +72,7 @@ extension PropertyListValue {
     /// What an `NSNumber` holds, as a property list sees it (read once: `objCType` is a call
     /// into CoreFoundation).
     @usableFromInline
-    enum NumberKind {
+    package enum NumberKind {
         case boolean, real, unsigned, signed
 
         @usableFromInline

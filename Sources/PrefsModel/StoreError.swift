@@ -150,10 +150,10 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
     public var errorDescription: String? { description }
 
     /// A SQLite store's error: `PATH: PROBLEM (DETAIL)`.
-    init(path: String, kind: Kind, detail: String) {
+    package init(path: String, kind: Kind, detail: String) {
         self.init(kind: kind, store: path, message: "\(kind.problem) (\(detail))")
     }
 
     /// True for the kinds that ``SQLiteStore/Options/recreateOnCorruption`` recovers from.
-    var isCorruption: Bool { kind == .notADatabase || kind == .corrupt }
+    package var isCorruption: Bool { kind == .notADatabase || kind == .corrupt }
 }

@@ -105,39 +105,39 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
 extension PreferenceError {
     /// The stored value `found` is not a `expected`.
     @usableFromInline
-    static func typeMismatch(expected: String, found: PropertyListValue) -> PreferenceError {
+    package static func typeMismatch(expected: String, found: PropertyListValue) -> PreferenceError {
         PreferenceError(.typeMismatch, "expected \(expected), found \(found)")
     }
 
     /// A value of `type` cannot be stored, because of `reason`.
-    static func notRepresentable(type: String, reason: String) -> PreferenceError {
+    package static func notRepresentable(type: String, reason: String) -> PreferenceError {
         PreferenceError(.notRepresentable, "\(type) cannot be stored: \(reason)")
     }
 
     /// A stored value of the right kind cannot be read as `type`, because of `reason`.
-    static func unreadable(type: String, reason: String) -> PreferenceError {
+    package static func unreadable(type: String, reason: String) -> PreferenceError {
         PreferenceError(.unreadable, "cannot be read as \(type): \(reason)")
     }
 
     /// `value` is not one of the values the key accepts (`allowed`).
-    static func notAllowed(value: String, allowed: String) -> PreferenceError {
+    package static func notAllowed(value: String, allowed: String) -> PreferenceError {
         PreferenceError(.notAllowed, "\(value) is not one of the values the key accepts (\(allowed))")
     }
 
     /// Arrays and dictionaries nest deeper than `limit`.
-    static func nestedTooDeeply(limit: Int) -> PreferenceError {
+    package static func nestedTooDeeply(limit: Int) -> PreferenceError {
         PreferenceError(
             .nestedTooDeeply,
             "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have")
     }
 
     /// The store's failure writing `key`.
-    static func storeFailed(_ error: any Error) -> PreferenceError {
+    package static func storeFailed(_ error: any Error) -> PreferenceError {
         PreferenceError(.storeFailed, "\(error)", underlying: error)
     }
 
     /// This error, naming the key and store it concerns.
-    func naming(key: String?, store: String) -> PreferenceError {
+    package func naming(key: String?, store: String) -> PreferenceError {
         var named = self
         named.key = key
         named.store = store

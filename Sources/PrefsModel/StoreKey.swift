@@ -98,7 +98,7 @@ public struct StoreKey: Hashable, Comparable, Sendable, ExpressibleByStringInter
 
 extension Sequence where Element == String {
     /// The names sorted by Unicode scalar values, with canonically equivalent names kept apart.
-    func sortedByScalars() -> [String] {
+    package func sortedByScalars() -> [String] {
         // Sorted in place: listing a large store makes no second copy of its names.
         var names = Array(self)
         names.sort { StoreKey($0) < StoreKey($1) }
