@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "PrefsEngine",
             dependencies: [
-                "CPrefsShared", "PrefsSupport",
+                "CPrefsShared", "PrefsSupport", "PrefsModel",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
             ]),
         // The model every store speaks, below the stores and the engine: the property-list value
@@ -94,7 +94,7 @@ let package = Package(
         // A small program the tests start as a separate process (cross-process behaviour).
         .executableTarget(
             name: "PrefsTestHelper",
-            dependencies: ["Prefs", "PrefsTestSupport"] + whereverPostgres("PrefsPostgres"),
+            dependencies: ["Prefs", "PrefsEngine", "PrefsTestSupport"] + whereverPostgres("PrefsPostgres"),
             path: "Tests/PrefsTestHelper",
             swiftSettings: postgresSettings),
         // What every test target shares: finding and running the package's executables, waiting,

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 
 extension Preferences {
     /// The stored value as the key's type, or its default: the subscript's read, whatever the

@@ -31,6 +31,7 @@
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
 import Prefs
+import PrefsEngine
 import PrefsTestSupport
 
 #if PREFS_POSTGRESQL
@@ -167,7 +168,7 @@ func sqliteAckUpdater() throws {
 /// journal into SQLite and kills itself with SIGKILL at STEP of that move.
 func sqliteKilledCheckpoint() throws {
     let path = argument(1)
-    let step = SQLiteStore.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
+    let step = StoreEngine.CheckpointStep(rawValue: argument(2)) ?? .afterCommit
     var options = SQLiteStore.Options()
     options.faults.atCheckpointStep = { reached in
         if reached == step { kill(getpid(), SIGKILL) }
@@ -238,7 +239,7 @@ func sqliteIndices() throws {
 /// then moves it into the store at PATH, killing itself with SIGKILL at STEP
 /// (beforeCommit or afterCommit) of that move.
 func sqliteKilledMoveIn() throws {
-    let step = SQLiteStore.CheckpointStep(rawValue: argument(3)) ?? .beforeCommit
+    let step = StoreEngine.CheckpointStep(rawValue: argument(3)) ?? .beforeCommit
     guard let suite = UserDefaults(suiteName: argument(2)) else { fail("no suite \(argument(2))") }
     for index in 0..<100 { suite.set(index, forKey: "d\(index)") }
     _ = suite.synchronize()

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import PrefsSupport
 
 /// The one protocol a store implements: read, write and list values, run a transaction, and

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PrefsEngine
 import PrefsSupport
 
 /// A local store kept in sync with a remote one: reads and writes are local, and the keys you

@@ -208,7 +208,7 @@ private final class AnnouncingDefaults: UserDefaults {
         let path = TestFiles.uniquePath("expiring")
         var options = SQLiteStore.Options()
         options.faults.expireAtCheckpointStep = .beforeCommit
-        let reached = Locked<[SQLiteStore.CheckpointStep]>([])
+        let reached = Locked<[StoreEngine.CheckpointStep]>([])
         options.faults.atCheckpointStep = { step in reached.withLock { $0.append(step) } }
         let store = try SQLiteStore(path: path, options: options)
         let payload = String(repeating: "x", count: 4_000)

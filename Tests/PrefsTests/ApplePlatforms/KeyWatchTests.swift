@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// A store that watches keys as `UserDefaultsStore` does on Apple platforms: it counts the keys
 /// observations ask for with the same ``WatchedKeys`` its key-value observing is driven by.

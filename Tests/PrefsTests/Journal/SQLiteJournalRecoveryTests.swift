@@ -193,8 +193,8 @@
         /// the values nor the mark (the next call moves everything), killed after it both (the
         /// next call does nothing). It used to write the values, then the mark, and a kill between
         /// them made the next call move them in again.
-        @Test(arguments: [SQLiteStore.CheckpointStep.beforeCommit, .afterCommit])
-        func aMoveInKilledAtAnyStepIsAllOrNothing(step: SQLiteStore.CheckpointStep) throws {
+        @Test(arguments: [StoreEngine.CheckpointStep.beforeCommit, .afterCommit])
+        func aMoveInKilledAtAnyStepIsAllOrNothing(step: StoreEngine.CheckpointStep) throws {
             let path = TestFiles.uniquePath()
             let suite = TestDefaults.uniqueSuiteName()
             let output = try Helper.run(["sqlite-killed-move-in", path, suite, step.rawValue])

@@ -58,8 +58,8 @@
         /// A process killed at each step of moving the journal into SQLite (before the commit,
         /// after it, after the records are dropped): every write is there once, in order, and
         /// the next process moves what is left.
-        @Test(arguments: [SQLiteStore.CheckpointStep.beforeCommit, .afterCommit, .afterDrop])
-        func killedAtAStepOfACheckpointLosesNothingAndRepeatsNothing(step: SQLiteStore.CheckpointStep)
+        @Test(arguments: [StoreEngine.CheckpointStep.beforeCommit, .afterCommit, .afterDrop])
+        func killedAtAStepOfACheckpointLosesNothingAndRepeatsNothing(step: StoreEngine.CheckpointStep)
             throws
         {
             let path = TestFiles.uniquePath("checkpoint-\(step.rawValue)")

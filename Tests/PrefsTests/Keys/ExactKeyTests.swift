@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Two spellings Swift's `String ==` takes for one: `é` as one scalar and as `e` + U+0301.
 let composed = "caf\u{E9}"

@@ -1,8 +1,8 @@
 import Foundation
-import PrefsEngine
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 private enum Quality: String, PreferenceValue, CaseIterable {
     case low, high

@@ -5,6 +5,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 final class Settings: PreferenceGroup {
     @Preference var name = ""

@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 extension Preferences.Keys {
     fileprivate static let muted = Key<Bool>("muted", default: false)

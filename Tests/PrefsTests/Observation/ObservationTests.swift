@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Waits until `condition` holds, for at most `seconds`; observers are called asynchronously.
 

@@ -5,6 +5,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// A model holding preferences as properties, as an app's would. (`@unchecked`: a property
 /// wrapper's storage is a `var`, though `Pref` is `Sendable` and is never reassigned here.)

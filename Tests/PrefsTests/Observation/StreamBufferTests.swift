@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Nothing lost, nothing hung", item 14: an unconsumed sequence holds the newest value,
 /// not every change since.

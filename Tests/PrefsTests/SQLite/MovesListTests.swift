@@ -1,8 +1,8 @@
 import Foundation
-import PrefsEngine
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Schema version 3: checkpoints list the keys they moved (`prefs_moved`), and a store behind
 /// SQLite catches up from that list, or from every row when the list cannot say.
@@ -157,7 +157,7 @@ import Testing
         }
         let store = try SQLiteStore(path: path)
         #expect(store.snapshot() == ["name": .string("kept")])
-        #expect(try integer(path, "PRAGMA user_version") == SQLiteStore.schemaVersion)
+        #expect(try integer(path, "PRAGMA user_version") == StoreEngine.schemaVersion)
         #expect(try integer(path, "SELECT count(*) FROM sqlite_master WHERE name = 'prefs_entries_seq'") == 0)
         #expect(try integer(path, "SELECT value FROM prefs_meta WHERE name = 'moved_from'") == 8)
         #expect(try changed(in: store, after: 6) == ["name": .string("kept"), "gone": nil])

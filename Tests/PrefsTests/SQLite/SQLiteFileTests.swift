@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Nothing lost, nothing hung": items 3 (a deleted or replaced file) and 15 (closing on
 /// the releasing thread).

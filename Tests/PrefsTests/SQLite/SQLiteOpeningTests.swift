@@ -1,9 +1,9 @@
 import Foundation
-import PrefsEngine
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Nothing lost, nothing hung": the SQLite store's opening and binding defects, each
 /// with the test that failed before its fix.

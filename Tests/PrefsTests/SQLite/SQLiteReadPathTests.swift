@@ -1,10 +1,10 @@
 import Foundation
-import PrefsEngine
 import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// The SQLite store's read path: the cache's table (`KeyTable`), values decoded when first read,
 /// and the slots plain values are read from without a lock (`ReadSlots`).

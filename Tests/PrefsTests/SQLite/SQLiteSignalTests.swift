@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Other connections' commits are found because they signal, not because anyone polls: with the
 /// safety-net interval set to an hour, changes still arrive at once.

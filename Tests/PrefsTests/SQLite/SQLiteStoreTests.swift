@@ -1,10 +1,10 @@
 import Foundation
-import PrefsEngine
 import PrefsSupport
 import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 #if canImport(SQLite3)
     import SQLite3
@@ -26,7 +26,7 @@ func integrityCheck(_ path: String) throws -> String {
         let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
         #expect(try SQLiteConnection(path: path).text("PRAGMA journal_mode") == "wal")
-        #expect(try SQLiteConnection(path: path).integer("PRAGMA user_version") == SQLiteStore.schemaVersion)
+        #expect(try SQLiteConnection(path: path).integer("PRAGMA user_version") == StoreEngine.schemaVersion)
     }
 
     @Test func valuesSurviveReopening() throws {
@@ -173,7 +173,7 @@ func integrityCheck(_ path: String) throws -> String {
         try store.setValue(.integer(1), forKey: "new")
         try store.flush()
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        #expect(try connection.integer("PRAGMA user_version") == SQLiteStore.schemaVersion)
+        #expect(try connection.integer("PRAGMA user_version") == StoreEngine.schemaVersion)
         #expect(try connection.integer("SELECT seq FROM prefs_entries WHERE key = 'new'") ?? 0 > 8)
     }
 

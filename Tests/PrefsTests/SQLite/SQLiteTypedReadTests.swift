@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Typed reads from a `SQLiteStore` (issue "Ahead of MMKV", item 2): a plain key of `String`,
 /// `Int`, `Double` or `Bool` builds its value from the read slot's words

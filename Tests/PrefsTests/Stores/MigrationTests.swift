@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 @Suite struct GroupMigrationTests {
     @Test(arguments: StoreKind.allCases)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// A bookmark as an app on Defaults (before version 5) or `@AppStorage` kept it: `Codable`, with
 /// a date, stored by `JSONEncoder` inside one string.

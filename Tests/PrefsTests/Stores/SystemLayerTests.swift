@@ -5,6 +5,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Keys the program declares are known outside it", items 6 and 8: an administrator's
 /// layer under a domain, with defaults that replace the code's and locked values no write changes.

@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Nothing lost, nothing hung", item 9: re-entrant calls stop with a message naming the
 /// misuse, reads inside a transaction work, and a cycle across two stores fails after the

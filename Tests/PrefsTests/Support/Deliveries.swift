@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 extension PreferenceStore {
     /// Returns once the store's observers have been handed every change it announced before the

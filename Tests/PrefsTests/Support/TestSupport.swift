@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// The stores every value must round-trip through, each made fresh for one test.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

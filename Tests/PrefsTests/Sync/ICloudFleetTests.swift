@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Settings that follow the user and the fleet", its proof against the iCloud stand-in.
 ///

@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Syncing through iCloud's key-value storage (issue "Settings that follow the user and the
 /// fleet", item 5), against a stand-in that behaves as Apple documents.

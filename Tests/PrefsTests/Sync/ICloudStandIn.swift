@@ -2,6 +2,7 @@ import Foundation
 import PrefsSupport
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// iCloud's key-value storage as Apple documents it, for the tests on Linux: a server per
 /// account, and devices that each keep a copy.

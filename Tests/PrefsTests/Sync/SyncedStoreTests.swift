@@ -4,6 +4,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 /// Issue "Settings that follow the user and the fleet": a local store kept in sync with a
 /// remote, reads and writes local, conflicts decided by the highest stamp everywhere.

@@ -3,6 +3,7 @@ import PrefsTestSupport
 import Testing
 
 @testable import Prefs
+@testable import PrefsEngine
 
 private struct Unicorn: Codable, PreferenceValue, Equatable {
     var isUnicorn: Bool

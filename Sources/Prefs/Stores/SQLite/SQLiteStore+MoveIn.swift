@@ -65,12 +65,7 @@ extension SQLiteStore {
             )
         }
         guard objects != nil else {
-            let isMarked = try core.sqlite.withDatabase(during: "moveIn") { database in
-                try core.sqlite.perform {
-                    try database.connection.integer(
-                        "SELECT 1 FROM prefs_meta WHERE name = ?1", [.text("moved-in:\(domain)")]) != nil
-                }
-            }
+            let isMarked = try core.hasMovedIn(marker: "moved-in:\(domain)")
             return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: isMarked)
         }
         // The values and the mark in one SQLite transaction: a process killed at any instant

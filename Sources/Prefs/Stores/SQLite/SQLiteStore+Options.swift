@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 
 extension SQLiteStore {
     /// When a write counts as done, and what a crash can take away.
@@ -83,5 +84,17 @@ extension SQLiteStore {
         public var description: String {
             "\(error); moved it to \(movedTo) and started an empty store"
         }
+    }
+}
+
+extension SQLiteStore.Options {
+    /// The options in the engine's terms.
+    var engineSettings: StoreEngine.Settings {
+        var settings = StoreEngine.Settings(busyTimeout: busyTimeout, report: Journal.reporter(diagnostics))
+        settings.powerSafe = durability == .powerSafe
+        settings.recreateOnCorruption = recreateOnCorruption
+        settings.protectFiles = { [fileProtection] path in fileProtection.apply(toStoreAt: path) }
+        settings.faults = faults
+        return settings
     }
 }

@@ -61,9 +61,10 @@ public final class SQLiteStore: PreferenceStore {
     public init(path: String, options: Options = Options()) throws {
         self.path = path
         self.options = options
-        let opened = try Self.open(path: path, options: options)
-        recovery = opened.recovery
-        let core = SQLiteStoreCore(path: path, options: options, opened: opened)
+        let settings = options.engineSettings
+        let opened = try StoreEngine.open(path: path, options: settings)
+        recovery = opened.recovery.map { CorruptionRecovery(error: $0.error, movedTo: $0.movedTo) }
+        let core = SQLiteStoreCore(path: path, options: settings, opened: opened)
         self.core = core
         core.catchUp()  // the journal's records since the last checkpoint
         watch = JournalWatch(

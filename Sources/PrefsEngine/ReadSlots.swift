@@ -1,5 +1,6 @@
 import CPrefsShared
 import Foundation
+import PrefsModel
 
 /// Recently read plain values of a store, readable without taking any lock: a read of a number,
 /// a boolean, a date or a missing key costs a few loads instead of the cache's lock.
@@ -41,12 +42,12 @@ import Foundation
 ///     _ = slots.value(hash: hash, key: key, journalSequence: 7)  // .some(.integer(1))
 /// }
 /// ```
-final class ReadSlots: @unchecked Sendable {
+package final class ReadSlots: @unchecked Sendable {
     /// The seed of key hashes (the process's, shared with ``KeyTable``).
     var seed: UInt64 { reader.seed }
     private let words: UnsafeMutablePointer<UInt64>
     /// What a read needs, without retaining this object.
-    let reader: Reader
+    package let reader: Reader
 
     private static let slotCount = 128
     private static let wordsPerSlot = 11
@@ -89,7 +90,7 @@ final class ReadSlots: @unchecked Sendable {
         return top & 0xA0 == 0xA0 && Int(top & 0x0F) == count
     }
 
-    init() {
+    package init() {
         let count = Self.slotCount * Self.wordsPerSlot
         words = .allocate(capacity: count)
         words.initialize(repeating: 0, count: count)
@@ -104,14 +105,16 @@ final class ReadSlots: @unchecked Sendable {
     /// Valid while its slots live: ``StoreCache`` keeps both for as long as it lives, and a
     /// read holds the store. `@unchecked Sendable`: the words it points at are only ever
     /// accessed atomically.
-    struct Reader: @unchecked Sendable {
+    package struct Reader: @unchecked Sendable {
         fileprivate let words: UnsafeMutablePointer<UInt64>
         /// The seed of key hashes (the process's, shared with ``KeyTable``).
-        let seed: UInt64
+        package let seed: UInt64
 
         /// The answer a slot holds for the key, or `nil` when the cache must be asked.
         @inline(__always)
-        func answer(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64) -> SlotAnswer? {
+        package func answer(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64)
+            -> SlotAnswer?
+        {
             guard key.count <= ReadSlots.maximumKeyLength else { return nil }
             let slot = self.slot(hash)
             let sequence = prefs_atomic_load64(slot)
@@ -167,7 +170,9 @@ final class ReadSlots: @unchecked Sendable {
 
     /// Remembers the cache's value for a key at `position` (holding the cache's lock), when it
     /// is a plain value and the key is short enough; otherwise leaves the slot as it is.
-    func fill(hash: UInt64, key: UnsafeBufferPointer<UInt8>, value: PropertyListValue?, position: UInt64) {
+    package func fill(
+        hash: UInt64, key: UnsafeBufferPointer<UInt8>, value: PropertyListValue?, position: UInt64
+    ) {
         guard key.count <= Self.maximumKeyLength else { return }
         let kind: SlotKind
         let bits: UInt64

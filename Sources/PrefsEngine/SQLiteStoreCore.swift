@@ -1,18 +1,18 @@
 import CPrefsShared
 import Dispatch
 import Foundation
-import PrefsEngine
+import PrefsModel
 import PrefsSupport
 
-extension SQLiteStore {
+extension StoreEngine {
     /// The SQLite connection (checkpoints, catching up from SQLite, moving in).
     ///
     /// (`@unchecked Sendable`: a connection is not thread-safe, and is only ever used under the
     /// lock of the `Locked` that holds this value.)
-    struct Database: @unchecked Sendable {
+    package struct Database: @unchecked Sendable {
         /// Open inside `withDatabase`; a store with a journal closes it between uses (see
         /// `StoreConnection.withDatabase`).
-        var connection: SQLiteConnection
+        package var connection: SQLiteConnection
         /// The file the connection opened, to notice when the path names another one.
         let file: FileIdentity?
         /// Set when the store closed the connection; nothing runs on it after that.
@@ -27,8 +27,8 @@ extension SQLiteStore {
     }
 
     /// What reads answer from: every value, and how far into the journal it is.
-    struct Cache {
-        var values: KeyTable
+    package struct Cache {
+        package var values: KeyTable
         /// Every record up to this sequence number is applied.
         var position: Journal.Position
     }
@@ -53,20 +53,20 @@ extension SQLiteStore {
 /// journal's lock when they must catch up from SQLite); checkpoints take the connection, SQLite's
 /// write lock and the journal's lock; reads take the cache's (and the connection when catching
 /// up from SQLite).
-final class SQLiteStoreCore: Sendable {
+package final class SQLiteStoreCore: Sendable {
     let path: String
-    let options: SQLiteStore.Options
+    let options: StoreEngine.Settings
     /// `nil` for a read-only store whose folder has no journal: it reads SQLite alone.
-    let journal: Journal?
+    package let journal: Journal?
     /// One write at a time per store among this process's threads; holds what writes remember
     /// between them.
     private let writer: TransactionLock<WriterState>
     /// Asked before every write: is the file at the path still the one opened.
     let fileCheck: OpenedFileCheck
-    let sqlite: StoreConnection
+    package let sqlite: StoreConnection
     let cache: StoreCache
-    let checkpointer: Checkpointer
-    var observers: StoreObservers { cache.observers }
+    package let checkpointer: Checkpointer
+    package var observers: StoreObservers { cache.observers }
     /// How many times the watch looked for other stores' writes (``lookForChanges()``).
     let watchLooks = AtomicWord()
     /// The busy timeout in milliseconds, for the journal's lock.
@@ -91,7 +91,7 @@ final class SQLiteStoreCore: Sendable {
     /// finds it full throws `.tooLarge`).
     static func journalLimit(reservation: Int) -> Int { min(64 << 20, reservation / 4) }
 
-    init(path: String, options: SQLiteStore.Options, opened: SQLiteStore.Opened) {
+    package init(path: String, options: StoreEngine.Settings, opened: StoreEngine.Opened) {
         self.path = path
         self.options = options
         lockTimeout = Int64(options.busyTimeout.wholeMilliseconds)
@@ -106,19 +106,19 @@ final class SQLiteStoreCore: Sendable {
             closesWhenIdle: true)
         cache = StoreCache(
             opened.cache, journal: opened.journal, observers: StoreObservers(label: "SQLite"), path: path,
-            diagnostics: options.diagnostics, faults: options.faults)
+            report: options.report, faults: options.faults)
         checkpointer = Checkpointer(path: path, options: options, journal: opened.journal, sqlite: sqlite)
     }
 
     /// Moves the journal into SQLite, then closes the connection; called once, by the store's
     /// `deinit`.
-    func close() {
+    package func close() {
         if let journal, journal.isWritable, journal.usedBytes > 0 {
             // Briefly: a store let go must not hang its thread on another process's lock (a
             // writer stopped while holding it); whatever is not moved now, the next store moves.
             do {
                 try checkpointer.checkpoint(
-                    waitingAtMost: min(options.busyTimeout, SQLiteStore.openingLockWait))
+                    waitingAtMost: min(options.busyTimeout, StoreEngine.openingLockWait))
             } catch {
                 // Nothing is lost: the records stay in the journal for the next store to move.
                 journal.report("could not move the journal into SQLite while closing: \(error)")
@@ -131,7 +131,7 @@ final class SQLiteStoreCore: Sendable {
 
     /// One write: `body` runs on the cache (current with every process's writes) holding the
     /// journal's lock, and its writes are appended as one record.
-    func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+    package func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
         try commit {
             var transaction = StoreTransaction(
                 read: { key in self.cache.withLock { $0.values.value(for: StoreKey(key)) } },
@@ -145,7 +145,7 @@ final class SQLiteStoreCore: Sendable {
     ///
     /// The key's place in the cache's table is fetched into the processor's caches while the
     /// write does its other work (see ``KeyTable/prefetch(hash:step:)``).
-    func set(_ value: PropertyListValue?, for key: StoreKey) throws {
+    package func set(_ value: PropertyListValue?, for key: StoreKey) throws {
         // Checked here, encoded before the journal's lock and numbered under it: the journal is
         // held only for what must be.
         try value?.checkNesting()
@@ -257,7 +257,7 @@ final class SQLiteStoreCore: Sendable {
                 if let result {
                     if case .appended(let start, let end, let wake) = turn {
                         if wake { journal.wakeWatchers() }
-                        if options.durability == .powerSafe { try journal.sync(start..<end) }
+                        if options.powerSafe { try journal.sync(start..<end) }
                         if journal.usedBytes > Self.checkpointThreshold { checkpointer.queue() }
                     }
                     return result
@@ -423,7 +423,7 @@ final class SQLiteStoreCore: Sendable {
     /// the record ends.
     private func append(
         _ record: SealedRecord, of writes: Writes, keyHash: UInt64?, to journal: Journal,
-        _ locked: Journal.LockHeld, _ cache: inout SQLiteStore.Cache
+        _ locked: Journal.LockHeld, _ cache: inout StoreEngine.Cache
     ) throws -> Int {
         let end = try journal.append(record, locked: locked)
         if let keyHash, case .one(let key, let value) = writes {
@@ -442,7 +442,7 @@ final class SQLiteStoreCore: Sendable {
     ///
     /// Inside a transaction on this thread it cannot (the transaction holds the journal): it
     /// syncs the journal instead, which makes every earlier write as durable.
-    func flush() throws {
+    package func flush() throws {
         guard let journal, journal.isWritable else { return }
         if writer.isHeldByCurrentThread {
             try StoreError.fromJournal { try journal.sync() }

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsModel
 
 /// What a read slot holds (the low byte of its shape word).
 ///
@@ -11,15 +12,15 @@ package struct SlotKind: Equatable, Comparable, Sendable {
     @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
 
     @inlinable static var empty: SlotKind { SlotKind(rawValue: 0) }
-    @inlinable static var missing: SlotKind { SlotKind(rawValue: 1) }
-    @inlinable static var bool: SlotKind { SlotKind(rawValue: 2) }
-    @inlinable static var integer: SlotKind { SlotKind(rawValue: 3) }
-    @inlinable static var double: SlotKind { SlotKind(rawValue: 4) }
+    @inlinable package static var missing: SlotKind { SlotKind(rawValue: 1) }
+    @inlinable package static var bool: SlotKind { SlotKind(rawValue: 2) }
+    @inlinable package static var integer: SlotKind { SlotKind(rawValue: 3) }
+    @inlinable package static var double: SlotKind { SlotKind(rawValue: 4) }
     @inlinable static var date: SlotKind { SlotKind(rawValue: 5) }
     /// A string's UTF-8 bytes (up to 15), rebuilt on each read.
-    @inlinable static var string: SlotKind { SlotKind(rawValue: 6) }
+    @inlinable package static var string: SlotKind { SlotKind(rawValue: 6) }
     /// A small string's own two words.
-    @inlinable static var smallString: SlotKind { SlotKind(rawValue: 7) }
+    @inlinable package static var smallString: SlotKind { SlotKind(rawValue: 7) }
 
     /// The kind as it sits in a slot's shape word.
     var shape: UInt64 { UInt64(rawValue) }
@@ -44,17 +45,17 @@ package struct SlotAnswer: Sendable {
     /// third. Three words in all: an answer comes back in registers.
     @usableFromInline let shape: UInt64
     /// A number's bits, or a string's first word.
-    @usableFromInline let bits: UInt64
+    @usableFromInline package let bits: UInt64
     /// A string's second word.
     @usableFromInline let more: UInt64
 
-    @inlinable var kind: SlotKind { SlotKind(rawValue: UInt8(truncatingIfNeeded: shape)) }
+    @inlinable package var kind: SlotKind { SlotKind(rawValue: UInt8(truncatingIfNeeded: shape)) }
     /// A string's length in UTF-8 bytes.
     @inlinable var count: Int { Int(truncatingIfNeeded: shape >> 16 & 0xFF) }
 
     /// The string a `.string` or `.smallString` answer holds.
     @inlinable
-    var text: String {
+    package var text: String {
         kind == .smallString ? Self.immortal(bits, more) : Self.string(bits, more, count: count)
     }
 
@@ -73,7 +74,7 @@ package struct SlotAnswer: Sendable {
 
     /// The answer as a stored value (`nil`: no value is stored).
     @usableFromInline
-    var value: PropertyListValue? {
+    package var value: PropertyListValue? {
         switch kind {
         case .string, .smallString: .string(text)
         case .bool: .bool(bits != 0)
@@ -112,7 +113,7 @@ package enum StoredRead: Sendable {
     case cache(PropertyListValue?)
 
     /// The stored value, whichever answered.
-    var value: PropertyListValue? {
+    package var value: PropertyListValue? {
         switch self {
         case .slot(let answer): answer.value
         case .cache(let value): value

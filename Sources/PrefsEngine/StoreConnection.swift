@@ -1,5 +1,5 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 import PrefsSupport
 
 /// A store's connection to its SQLite file, open only while it is used, and the statements the
@@ -18,15 +18,15 @@ import PrefsSupport
 ///     try connection.perform { try StoreConnection.checkpointedSequence(database.connection) }
 /// }
 /// ```
-final class StoreConnection: Sendable {
+package final class StoreConnection: Sendable {
     let path: String
-    private let options: SQLiteStore.Options
-    private let database: Locked<SQLiteStore.Database>
+    private let options: StoreEngine.Settings
+    private let database: Locked<StoreEngine.Database>
     /// Whether the connection is closed between uses: always, in the library (a read-only store
     /// too: its WAL connection would hold the `-shm` lock for good); tests may keep it open.
     private let closesWhenIdle: Bool
 
-    init(path: String, options: SQLiteStore.Options, database: SQLiteStore.Database, closesWhenIdle: Bool) {
+    init(path: String, options: StoreEngine.Settings, database: StoreEngine.Database, closesWhenIdle: Bool) {
         self.path = path
         self.options = options
         self.closesWhenIdle = closesWhenIdle
@@ -42,7 +42,9 @@ final class StoreConnection: Sendable {
 
     /// Runs `body` holding the connection (which is valid only inside `body`), opening it first
     /// when it is closed between uses; throws `.closed` once the store has closed it.
-    func withDatabase<Result>(during operation: String, _ body: (inout SQLiteStore.Database) throws -> Result)
+    package func withDatabase<Result>(
+        during operation: String, _ body: (inout StoreEngine.Database) throws -> Result
+    )
         throws -> Result
     {
         try database.withLock { database in
@@ -72,14 +74,14 @@ final class StoreConnection: Sendable {
     }
 
     /// A connection to the store's file, configured as the store's first one was.
-    private func reopen(_ database: SQLiteStore.Database) throws -> SQLiteConnection {
+    private func reopen(_ database: StoreEngine.Database) throws -> SQLiteConnection {
         let openedFile = database.file
         let replaced = StoreError(
             path: path, kind: .replaced, detail: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
         let connection = try perform {
-            try SQLiteStore.checkpointConnection(
+            try StoreEngine.checkpointConnection(
                 path: path, options: options, readOnly: database.readOnly, immutable: database.immutable)
         }
         guard FileIdentity(path: path) == openedFile else {
@@ -90,7 +92,7 @@ final class StoreConnection: Sendable {
     }
 
     /// Runs a SQLite call, turning its failure into an ``StoreError`` naming this file.
-    func perform<Result>(_ body: () throws -> Result) throws -> Result {
+    package func perform<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let failure as SQLiteConnection.Failure {
@@ -232,7 +234,7 @@ final class StoreConnection: Sendable {
     ///
     /// From the list of moves when it is complete after `known`; otherwise (a store behind the
     /// list's start, or a checkpoint of a release that lists nothing) from every row.
-    func rowsChanged(after known: UInt64, in database: inout SQLiteStore.Database) throws -> ChangedRows {
+    func rowsChanged(after known: UInt64, in database: inout StoreEngine.Database) throws -> ChangedRows {
         let connection = database.connection
         var rows = ChangedRows(highest: known)
         try perform {

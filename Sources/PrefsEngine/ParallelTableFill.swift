@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PrefsModel
 
 /// Builds a store's cache from its rows on a second thread while the opening thread reads them
 /// from SQLite, so opening a large store takes about the longer of the two instead of their sum.
@@ -16,7 +17,7 @@ import Foundation
 /// key.withUnsafeBytes { key in value.withUnsafeBytes { value in fill.add(key: key, value: value) } }
 /// let (table, undecodable) = fill.finish()
 /// ```
-final class ParallelTableFill: @unchecked Sendable {
+package final class ParallelTableFill: @unchecked Sendable {
     // `@unchecked`: `table` and `undecodable` are touched only on `queue` until `finish()` has
     // waited for it; `chunk` and `rowsInChunk` only by the opening thread.
     private var table: KeyTable
@@ -29,12 +30,12 @@ final class ParallelTableFill: @unchecked Sendable {
     /// small enough that the two threads overlap from the start.
     private static let rowsPerChunk = 2048
 
-    init(_ table: KeyTable) {
+    package init(_ table: KeyTable) {
         self.table = table
     }
 
     /// Adds one row (its key's UTF-8 and its value's stored encoding), copying both.
-    func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    package func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         Self.append(UInt32(key.count), to: &chunk)
         Self.append(UInt32(value.count), to: &chunk)
         chunk.append(contentsOf: key)
@@ -45,7 +46,7 @@ final class ParallelTableFill: @unchecked Sendable {
 
     /// Waits for every row to be in the table and returns it, with the keys whose values are not
     /// a stored encoding this release can read (left out of the table).
-    func finish() -> (table: KeyTable, undecodable: [String]) {
+    package func finish() -> (table: KeyTable, undecodable: [String]) {
         handOver()
         return queue.sync {
             // Moved out, so the caller's table is the only reference to its storage.

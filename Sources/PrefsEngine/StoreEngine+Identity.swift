@@ -1,5 +1,5 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 
 /// Which database a journal belongs to.
 ///
@@ -8,7 +8,7 @@ import PrefsEngine
 /// deleted store's unflushed values into it. Each database gets a random identity in
 /// `prefs_meta` (`database_id`) the first time this release writes it, and each journal carries
 /// the identity of its database in its header (`prefs_journal_header.database_id`).
-extension SQLiteStore {
+extension StoreEngine {
     /// The database's identity, made (once, in a write transaction) when it has none yet.
     static func ensureDatabaseID(_ connection: SQLiteConnection) throws -> UInt64 {
         if let found = try databaseID(connection) { return found }

@@ -1,13 +1,13 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 
 /// Moving a `UserDefaults` domain in: the values and the mark that says it was done, in one
 /// SQLite transaction.
 extension SQLiteStoreCore {
     /// What a move-in did: the keys copied and the keys the store already had (kept).
-    struct MoveInOutcome {
-        let copied: [String]
-        let kept: [String]
+    package struct MoveInOutcome {
+        package let copied: [String]
+        package let kept: [String]
     }
 
     /// Copies `values` for the keys the store does not have, and the mark `marker`, in one
@@ -18,7 +18,7 @@ extension SQLiteStoreCore {
     /// lock, SQLite's write lock and the journal's lock (no write anywhere in between), the
     /// journal's records are moved in first, the values get one new sequence number after them,
     /// and the journal is then emptied: every store catches up from SQLite, as after a checkpoint.
-    func moveIn(_ values: [StoreKey: PropertyListValue], marker: String) throws -> MoveInOutcome? {
+    package func moveIn(_ values: [StoreKey: PropertyListValue], marker: String) throws -> MoveInOutcome? {
         guard let journal, journal.isWritable else {
             throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
@@ -44,6 +44,16 @@ extension SQLiteStoreCore {
         if wake { journal.wakeWatchers() }
         catchUp()  // the values, from SQLite (the journal no longer holds what came before them)
         return outcome
+    }
+
+    /// Whether a move-in left `marker` in the file (the store's domain was moved in before).
+    package func hasMovedIn(marker: String) throws -> Bool {
+        try sqlite.withDatabase(during: "moveIn") { database in
+            try sqlite.perform {
+                try database.connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)])
+                    != nil
+            }
+        }
     }
 
     private func moveInHoldingLocks(

@@ -1,7 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
-import PrefsEngine
+import PrefsModel
 import PrefsSupport
 
 /// Moves a store's journal into SQLite: in the background once the journal grows past
@@ -19,9 +19,9 @@ import PrefsSupport
 /// let checkpointer = store.core.checkpointer
 /// try checkpointer.checkpoint()
 /// ```
-final class Checkpointer: Sendable {
+package final class Checkpointer: Sendable {
     private let path: String
-    private let options: SQLiteStore.Options
+    private let options: StoreEngine.Settings
     /// `nil`, or read-only: there is nothing to move.
     private let journal: Journal?
     private let sqlite: StoreConnection
@@ -32,9 +32,9 @@ final class Checkpointer: Sendable {
     let refused = AtomicWord()
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
     /// records they moved into SQLite (a test waits for a background move by it).
-    let cost = Locked(CheckpointCost())
+    package let cost = Locked(CheckpointCost())
 
-    init(path: String, options: SQLiteStore.Options, journal: Journal?, sqlite: StoreConnection) {
+    init(path: String, options: StoreEngine.Settings, journal: Journal?, sqlite: StoreConnection) {
         self.path = path
         self.options = options
         self.journal = journal
@@ -199,7 +199,7 @@ final class Checkpointer: Sendable {
         return moved
     }
 
-    private func checkpointStep(_ step: SQLiteStore.CheckpointStep) {
+    private func checkpointStep(_ step: StoreEngine.CheckpointStep) {
         options.faults.atCheckpointStep?(step)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 
 #if canImport(SQLite3)
     import SQLite3

@@ -1,6 +1,7 @@
 import CPrefsShared
 import Dispatch
 import Foundation
+import PrefsModel
 
 /// Reading: the cache, kept current with the journal (and with SQLite when the journal no
 /// longer holds what the cache misses).
@@ -10,11 +11,11 @@ extension SQLiteStoreCore {
     /// The value under `key`, current with every write made before this call: a plain value read
     /// lately is one load of the journal's sequence number and a look at its slot (see
     /// ``ReadSlots``); anything else is the cache's lock and that same load when nothing changed.
-    func value(for key: StoreKey) -> PropertyListValue? { lookUp(key).value }
+    package func value(for key: StoreKey) -> PropertyListValue? { lookUp(key).value }
 
     /// What ``value(for:)`` reads, as it found it: a read slot's words, or the cache's value
     /// (which then fills the slot for the next read).
-    func lookUp(_ key: StoreKey) -> StoredRead {
+    package func lookUp(_ key: StoreKey) -> StoredRead {
         guard let journalSequence = cache.journalSequence else {
             return .cache(read { $0.values.value(for: key) })
         }
@@ -38,10 +39,10 @@ extension SQLiteStoreCore {
     }
 
     /// Brings the cache up to date with every record written before this call.
-    func catchUp() { read { _ in } }
+    package func catchUp() { read { _ in } }
 
     /// Runs `body` on the cache once it holds every record written before this call.
-    func read<Result>(_ body: (inout SQLiteStore.Cache) -> Result) -> Result {
+    package func read<Result>(_ body: (inout StoreEngine.Cache) -> Result) -> Result {
         // Twice at most: a checkpoint can drop records between a look at SQLite and the next
         // look at the journal, but not every time; a third failure answers from the cache.
         for _ in 0..<3 {
@@ -95,7 +96,7 @@ extension SQLiteStoreCore {
     static let olderSnapshotPause: UInt32 = 10_000
 
     /// SQLite's rows changed after `known` (as a test's fault may make them look).
-    private func readChangedRows(after known: UInt64, in database: inout SQLiteStore.Database)
+    private func readChangedRows(after known: UInt64, in database: inout StoreEngine.Database)
         throws -> StoreConnection.ChangedRows
     {
         let rows = try sqlite.rowsChanged(after: known, in: &database)
@@ -108,7 +109,7 @@ extension SQLiteStoreCore {
     /// Reads what other stores wrote (called by the watch).
     ///
     /// Returns whether there was anything new.
-    func lookForChanges() -> Bool {
+    package func lookForChanges() -> Bool {
         watchLooks.add(1)
         guard let journal else {
             // No journal (a file only read): the rows changed since the cache's position. (Not

@@ -1,19 +1,19 @@
-import PrefsEngine
+import PrefsModel
 
 /// Where a test stops or interrupts a ``SQLiteStore`` at a named step (package access; an app
 /// never sets it, and a store without it runs no extra code but a `nil` check at each step).
 ///
 /// ```swift
-/// var options = SQLiteStore.Options()
+/// var options = StoreEngine.Settings()
 /// options.faults.atCheckpointStep = { step in if step == .afterCommit { kill(getpid(), SIGKILL) } }
 /// ```
 package struct SQLiteStoreFaults: Sendable {
     /// Called at each step of a checkpoint (`.duringMove` only when set: the copy of the records
     /// written meanwhile is then made in two halves, with the call between them).
-    package var atCheckpointStep: (@Sendable (SQLiteStore.CheckpointStep) -> Void)?
+    package var atCheckpointStep: (@Sendable (StoreEngine.CheckpointStep) -> Void)?
     /// A background checkpoint's expiring activity expires at this step (as when the system
     /// suspends the app): only `.beforeCommit` is checked.
-    package var expireAtCheckpointStep: SQLiteStore.CheckpointStep?
+    package var expireAtCheckpointStep: StoreEngine.CheckpointStep?
     /// Stands in for the system's expiring activities (`performExpiringActivity`): called with
     /// the reason and the block, which it calls with `false` to run the work and `true` to refuse
     /// it or take the time back, on threads of its choosing, as iOS does.
@@ -36,7 +36,7 @@ package struct SQLiteStoreFaults: Sendable {
     package init() {}
 }
 
-extension SQLiteStore {
+extension StoreEngine {
     /// The steps of a checkpoint a test can stop a process at (with `kill -9`, from a fault).
     package enum CheckpointStep: String, Sendable, CaseIterable {
         /// The rows are written, the transaction not yet committed.

@@ -1,10 +1,10 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 import PrefsSupport
 
 /// Opening a store file: folders and permissions, WAL, the schema and its version, loading the
 /// cache, and what to do with a file that is damaged.
-extension SQLiteStore {
+extension StoreEngine {
     /// The schema this release writes, kept in the file's `PRAGMA user_version` so later releases
     /// can migrate it (and this one refuses a newer file rather than misread it).
     ///
@@ -23,11 +23,11 @@ extension SQLiteStore {
     /// first write (the engine's own bound for opening, one figure for both).
     static let openingLockWait = Journal.openingLockWait
 
-    struct Opened {
+    package struct Opened {
         var database: Database
         var cache: Cache
         var journal: Journal?
-        var recovery: CorruptionRecovery?
+        package var recovery: Recovery?
         /// The highest sequence number in the file: a new journal numbers its records after it.
         var highestStored: UInt64 = 0
         /// The database's identity (`nil`: a read-only file that has none), which its journal
@@ -35,22 +35,22 @@ extension SQLiteStore {
         var databaseID: UInt64?
     }
 
-    static func open(path: String, options: Options) throws -> Opened {
+    package static func open(path: String, options: Settings) throws -> Opened {
         do {
             return try openFile(path: path, options: options)
         } catch let error as StoreError where error.isCorruption && options.recreateOnCorruption {
             let movedTo = try moveAside(path: path, because: error)
             var opened = try openFile(path: path, options: options)
-            opened.recovery = CorruptionRecovery(error: error, movedTo: movedTo)
+            opened.recovery = Recovery(error: error, movedTo: movedTo)
             return opened
         }
     }
 
-    private static func openFile(path: String, options: Options) throws -> Opened {
+    private static func openFile(path: String, options: Settings) throws -> Opened {
         try refuseSpecialNames(path)
         try refuseAnythingButARegularFile(path)
         try createIfMissing(path: path)
-        options.fileProtection.apply(toStoreAt: path)  // the database, before SQLite writes to it
+        options.protectFiles(path)  // the database, before SQLite writes to it
         var opened: Opened
         do {
             opened = try connect(path: path, options: options, readOnly: false)
@@ -76,7 +76,7 @@ extension SQLiteStore {
     ///
     /// A read-only file, folder or file system, or a full disk; every write then throws `.readOnly`. Where SQLite cannot even
     /// create its `-shm` file, only an immutable open can read it.
-    private static func openForReading(path: String, options: Options, because error: StoreError) throws
+    private static func openForReading(path: String, options: Settings, because error: StoreError) throws
         -> Opened
     {
         for immutable in [false, true] {
@@ -100,7 +100,7 @@ extension SQLiteStore {
         )
     }
 
-    private static func connect(path: String, options: Options, readOnly: Bool, immutable: Bool = false)
+    private static func connect(path: String, options: Settings, readOnly: Bool, immutable: Bool = false)
         throws -> Opened
     {
         do {
@@ -117,7 +117,7 @@ extension SQLiteStore {
                 }
                 let identity = readOnly ? try databaseID(connection) : try ensureDatabaseID(connection)
                 var opened = try load(
-                    connection, path: path, faults: options.faults, diagnostics: options.diagnostics)
+                    connection, path: path, faults: options.faults, report: options.report)
                 opened.databaseID = identity
                 opened.database.readOnly = readOnly
                 opened.database.immutable = immutable
@@ -130,7 +130,7 @@ extension SQLiteStore {
 
     /// The connection only commits checkpoints: each reaches the medium before the journal
     /// drops what it moved, whatever the durability (`flush()` promises to survive power loss).
-    private static func configureForCheckpoints(_ connection: SQLiteConnection, options: Options) throws {
+    private static func configureForCheckpoints(_ connection: SQLiteConnection, options: Settings) throws {
         try connection.execute("PRAGMA synchronous=FULL")
         // On Apple platforms `fsync` leaves data in the drive's cache; only `F_FULLFSYNC` reaches
         // the medium, and SQLite uses it only when asked. `.committed` too: the journal drops the
@@ -141,12 +141,12 @@ extension SQLiteStore {
 
     /// A connection to a store's file that was opened before (schema checked, in WAL mode),
     /// configured for checkpoints as the first one was.
-    static func checkpointConnection(path: String, options: Options) throws -> SQLiteConnection {
+    static func checkpointConnection(path: String, options: Settings) throws -> SQLiteConnection {
         try checkpointConnection(path: path, options: options, readOnly: false, immutable: false)
     }
 
     /// The same for a store that only reads: opened as the first one was, with nothing to move.
-    static func checkpointConnection(path: String, options: Options, readOnly: Bool, immutable: Bool) throws
+    static func checkpointConnection(path: String, options: Settings, readOnly: Bool, immutable: Bool) throws
         -> SQLiteConnection
     {
         if readOnly {
@@ -161,24 +161,24 @@ extension SQLiteStore {
     }
 
     /// Opens the journal beside a loaded file: the cache then catches up with its records.
-    static func openJournal(_ opened: inout Opened, path: String, options: Options, readOnly: Bool) throws {
+    static func openJournal(_ opened: inout Opened, path: String, options: Settings, readOnly: Bool) throws {
         try StoreError.fromJournal {
             try openJournalFile(&opened, path: path, options: options, readOnly: readOnly)
         }
     }
 
     private static func openJournalFile(
-        _ opened: inout Opened, path: String, options: Options, readOnly: Bool
+        _ opened: inout Opened, path: String, options: Settings, readOnly: Bool
     )
         throws
     {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
             stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout,
-            reporter: Journal.reporter(options.diagnostics))
+            reporter: options.report)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
-            if options.durability == .powerSafe { journal.noteAPowerSafeWriter() }
+            if options.powerSafe { journal.noteAPowerSafeWriter() }
             // SQLite's mark is read holding the journal's lock (a checkpoint drops records only
             // under it, after its commit): the header's base can then be checked against it.
             let connection = opened.database.connection
@@ -199,7 +199,7 @@ extension SQLiteStore {
         }
         // Every file of the store now exists: `-wal` and `-shm` (made with the folder's class)
         // and the journal get the store's.
-        if let journal, journal.isWritable { options.fileProtection.apply(toStoreAt: path) }
+        if let journal, journal.isWritable { options.protectFiles(path) }
         opened.journal = journal
         // A journal that starts after what was just loaded (a new one continues from the highest
         // number SQLite holds, which a first-release file has without a checkpoint mark): the
@@ -347,7 +347,7 @@ extension SQLiteStore {
     /// Reading every page of the table also finds damage in it.
     private static func load(
         _ connection: SQLiteConnection, path: String, faults: SQLiteStoreFaults,
-        diagnostics: PreferenceDiagnostics
+        report: @escaping Journal.Reporter
     ) throws
         -> Opened
     {
@@ -387,7 +387,7 @@ extension SQLiteStore {
         let (filled, undecodable) = fill.finish()
         faults.afterLoadingRows?()
         // Left in the file untouched; reads see no value for these keys.
-        reportUndecodable(undecodable, in: path, to: diagnostics)
+        reportUndecodable(undecodable, in: path, to: report)
         return Opened(
             database: Database(
                 connection: connection, file: FileIdentity(path: path)),
@@ -404,13 +404,10 @@ extension SQLiteStore {
     /// Those values are ignored, never fatal, never taken for removals. Nothing is said when
     /// there are none.
     static func reportUndecodable(
-        _ keys: some Collection<String>, in path: String, to diagnostics: PreferenceDiagnostics
+        _ keys: some Collection<String>, in path: String, to report: Journal.Reporter
     ) {
         guard !keys.isEmpty else { return }
-        diagnostics.report(
-            PreferenceIssue(
-                key: "", store: path,
-                kind: .storeNotice("cannot decode the values of \(keys.sorted()); ignoring them")))
+        report(path, "cannot decode the values of \(keys.sorted()); ignoring them")
     }
 
     /// Moves a damaged file (and its `-wal`, `-shm` and `-prefs` companions) to `<name>.corrupt-<timestamp>`.

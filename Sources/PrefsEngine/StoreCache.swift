@@ -1,6 +1,6 @@
 import CPrefsShared
 import Foundation
-import PrefsEngine
+import PrefsModel
 import PrefsSupport
 
 /// What a store's reads answer from: every value, current up to a position in the journal, with
@@ -19,7 +19,7 @@ import PrefsSupport
 /// let outcome = cache.withLock { cache.catchUp(&$0) }  // .caughtUp
 /// ```
 final class StoreCache: Sendable {
-    private let state: Locked<SQLiteStore.Cache>
+    private let state: Locked<StoreEngine.Cache>
     /// Plain values recently read, answered without the cache's lock.
     let readSlots = ReadSlots()
     /// What a read from ``readSlots`` needs, copied out without a retain.
@@ -34,13 +34,13 @@ final class StoreCache: Sendable {
     nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
     let observers: StoreObservers
     private let path: String
-    private let diagnostics: PreferenceDiagnostics
+    private let report: Journal.Reporter
     /// Called before a read without the journal's lock copies the records (tests only).
     private let beforeCopyingRecords: (@Sendable () -> Void)?
 
     init(
-        _ cache: SQLiteStore.Cache, journal: Journal?, observers: StoreObservers, path: String,
-        diagnostics: PreferenceDiagnostics, faults: SQLiteStoreFaults = .init()
+        _ cache: StoreEngine.Cache, journal: Journal?, observers: StoreObservers, path: String,
+        report: @escaping Journal.Reporter, faults: SQLiteStoreFaults = .init()
     ) {
         beforeCopyingRecords = faults.beforeCopyingRecords
         self.journal = journal
@@ -48,14 +48,14 @@ final class StoreCache: Sendable {
         journalSequence = journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
         self.observers = observers
         self.path = path
-        self.diagnostics = diagnostics
+        self.report = report
         var cache = cache
         cache.values.readSlots = readSlots
         state = Locked(cache)
     }
 
     /// Runs `body` holding the cache's lock.
-    func withLock<Result>(_ body: (inout SQLiteStore.Cache) throws -> Result) rethrows -> Result {
+    func withLock<Result>(_ body: (inout StoreEngine.Cache) throws -> Result) rethrows -> Result {
         try state.withLock(body)
     }
 
@@ -74,7 +74,7 @@ final class StoreCache: Sendable {
 
     /// Applies the records after the cache's position, reading the journal without its lock
     /// (the caller holds the cache's).
-    func catchUp(_ cache: inout SQLiteStore.Cache) -> CatchUp {
+    func catchUp(_ cache: inout StoreEngine.Cache) -> CatchUp {
         guard let journal else { return .caughtUp }
         // Records being moved (an odd generation) is a `memcpy` under the lock, over in
         // microseconds; a holder stopped in the middle of one is repaired only by the next holder
@@ -123,7 +123,7 @@ final class StoreCache: Sendable {
     /// holds the cache's too): then nobody appends or moves records, so they are read where they
     /// lie and applied as they are read, with no copy (a writer catching up with others' records
     /// spent most of its write copying and decoding them).
-    func catchUp(_ cache: inout SQLiteStore.Cache, holding _: Journal.LockHeld) -> CatchUp {
+    func catchUp(_ cache: inout StoreEngine.Cache, holding _: Journal.LockHeld) -> CatchUp {
         guard let journal else { return .caughtUp }
         guard cache.position.sequence >= journal.baseSequence else { return .behind }
         let generation = journal.generation
@@ -144,13 +144,13 @@ final class StoreCache: Sendable {
 
     /// Where the records after the cache's position start in the journal's `generation`: where it
     /// stopped, unless records were moved since (then from the first, stepping over those it has).
-    private func start(of cache: SQLiteStore.Cache, in generation: UInt64) -> Int {
+    private func start(of cache: StoreEngine.Cache, in generation: UInt64) -> Int {
         cache.position.generation == generation ? cache.position.offset : Journal.Layout.headerSize
     }
 
     /// Moves the position past what `scan` read, reports damage and undecodable values.
     private func finish(
-        _ cache: inout SQLiteStore.Cache, after scan: RecordScan, announced: UInt64, generation: UInt64,
+        _ cache: inout StoreEngine.Cache, after scan: RecordScan, announced: UInt64, generation: UInt64,
         _ application: RecordApplication
     ) -> CatchUp {
         if let failure = scan.failure, let journal {
@@ -158,7 +158,7 @@ final class StoreCache: Sendable {
             journal.report("\(failure); reading stops there")
             journal.checkOnNextLock()
         }
-        SQLiteStore.reportUndecodable(application.undecodable, in: path, to: diagnostics)
+        StoreEngine.reportUndecodable(application.undecodable, in: path, to: report)
         cache.position = Journal.Position(
             sequence: max(scan.lastSequence, cache.position.sequence, scan.failure == nil ? announced : 0),
             generation: generation, offset: scan.offset)
@@ -172,7 +172,7 @@ final class StoreCache: Sendable {
     /// undid a checkpoint's commit (or the journal belongs to another copy of the database), and
     /// what lies between is said to be lost and skipped.
     func adopt(_ rows: StoreConnection.ChangedRows, ifStillAt known: UInt64, base: UInt64) {
-        SQLiteStore.reportUndecodable(rows.undecodable, in: path, to: diagnostics)
+        StoreEngine.reportUndecodable(rows.undecodable, in: path, to: report)
         var highest = rows.highest
         if highest < base {
             journal?.report(
