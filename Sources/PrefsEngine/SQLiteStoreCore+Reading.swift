@@ -41,8 +41,14 @@ extension SQLiteStoreCore {
     /// Brings the cache up to date with every record written before this call.
     package func catchUp() { read { _ in } }
 
+    /// Every stored key and its value, once the cache holds every record written before this call.
+    package func snapshot() -> [StoreKey: PropertyListValue] { read { $0.values.dictionary } }
+
+    /// Every stored key's name, as ``snapshot()`` sees them.
+    package func keys() -> [String] { read { $0.values.names } }
+
     /// Runs `body` on the cache once it holds every record written before this call.
-    package func read<Result>(_ body: (inout StoreEngine.Cache) -> Result) -> Result {
+    func read<Result>(_ body: (inout StoreEngine.Cache) -> Result) -> Result {
         // Twice at most: a checkpoint can drop records between a look at SQLite and the next
         // look at the journal, but not every time; a third failure answers from the cache.
         for _ in 0..<3 {

@@ -103,12 +103,12 @@ public final class SQLiteStore: PreferenceStore {
 
     /// Every stored key and value, from the cache.
     public func snapshot() -> [StoreKey: PropertyListValue] {
-        core.read { $0.values.dictionary }
+        core.snapshot()
     }
 
     /// Every stored key, from the cache.
     package func keys() -> [String] {
-        core.read { $0.values.names }
+        core.keys()
     }
 
     /// Stores or removes one value, durable (as ``Options/durability`` says) before returning.
@@ -151,3 +151,14 @@ public final class SQLiteStore: PreferenceStore {
 }
 
 extension SQLiteStore: PrefsOwnStore, TypedReadStore {}
+
+/// Key descriptions in a table of their own beside the values (the engine's `prefs_keys`).
+extension SQLiteStore {
+    /// The key descriptions published to this store's file.
+    package func keyDescriptions() -> [String: PropertyListValue] { core.keyDescriptions() }
+
+    /// Keeps key descriptions in the file, each replacing the one before.
+    package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
+        try core.publishKeyDescriptions(descriptions)
+    }
+}

@@ -1,31 +1,31 @@
 import Foundation
-import PrefsEngine
+import PrefsModel
 
 /// Key descriptions in a table of their own, `prefs_keys(key, description)`, beside the values:
 /// written straight to SQLite (not through the journal: they are not values, and nobody observes
 /// them), and only where they changed, so publishing at every launch costs one read.
-extension SQLiteStore {
+extension SQLiteStoreCore {
     /// The key descriptions published to this store's file.
     package func keyDescriptions() -> [String: PropertyListValue] {
-        (try? core.sqlite.withDatabase(during: "reading key descriptions") { database in
-            try core.sqlite.perform { try Self.readDescriptions(database.connection) }
+        (try? sqlite.withDatabase(during: "reading key descriptions") { database in
+            try sqlite.perform { try Self.readDescriptions(database.connection) }
         }) ?? [:]
     }
 
     /// Keeps key descriptions in the file's `prefs_keys` table, each replacing the one before.
     package func publishKeyDescriptions(_ descriptions: [String: PropertyListValue]) throws {
-        guard core.journal?.isWritable == true else {
+        guard journal?.isWritable == true else {
             throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
-        try core.sqlite.withDatabase(during: "publishing key descriptions") { database in
+        try sqlite.withDatabase(during: "publishing key descriptions") { database in
             let connection = database.connection
             // Compared as stored bytes (a description's encoding is canonical): nothing to decode.
-            let kept = try core.sqlite.perform { try Self.readEncodedDescriptions(connection) }
+            let kept = try sqlite.perform { try Self.readEncodedDescriptions(connection) }
             let changed = descriptions.mapValues { Data($0.storedEncoding()) }.filter {
                 kept[$0.key] != $0.value
             }
             guard !changed.isEmpty else { return }
-            try core.sqlite.perform {
+            try sqlite.perform {
                 try connection.retryingWhileBusy(timeout: options.busyTimeout) {
                     try connection.run("BEGIN IMMEDIATE")
                 }
