@@ -212,9 +212,9 @@ package final class Checkpointer: Sendable {
 /// ```
 package struct CheckpointCost: Sendable {
     /// CPU time on the threads that ran checkpoints.
-    package var cpuNanoseconds: UInt64 = 0
+    var cpuNanoseconds: UInt64 = 0
     /// Records moved into SQLite.
-    package var records: UInt64 = 0
+    var records: UInt64 = 0
 
     /// This thread's CPU time so far.
     static func threadCPUNanoseconds() -> UInt64 {

@@ -26,25 +26,25 @@ import PrefsSupport
 ///     // asked for again in a second
 /// }
 /// ```
-package enum ExpiringActivity {
+enum ExpiringActivity {
     /// How the system answers a request for background time: it calls `respond` with `false` to
     /// run the work and with `true` to refuse it or take the time back (as
     /// `performExpiringActivity` calls its block).
-    package typealias System =
+    typealias System =
         @Sendable (_ reason: String, _ respond: @escaping @Sendable (Bool) -> Void) -> Void
 
     /// Whether the system asked the work to stop, and when the work is over.
-    package final class Expiry: Sendable {
+    final class Expiry: Sendable {
         private enum Phase { case waiting, running, finished, refused }
         private let phase = Locked(Phase.waiting)
         private let expired = AtomicWord()
         private let over = DispatchSemaphore(value: 0)
 
         /// True once the system (or a test) asked the work to stop.
-        package var isExpired: Bool { expired.load() != 0 }
+        var isExpired: Bool { expired.load() != 0 }
 
         /// Asks the work to stop (it checks ``isExpired`` between its steps).
-        package func expire() { expired.store(1) }
+        func expire() { expired.store(1) }
 
         /// The work may start: false when the system refused (or expired) it first.
         fileprivate func begin() -> Bool {
@@ -81,7 +81,7 @@ package enum ExpiringActivity {
 
     /// Runs `body` in the background, inside an expiring-activity assertion where there is one;
     /// calls `refused` instead when the system will not give the time.
-    package static func run(
+    static func run(
         _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void,
         refused: @escaping @Sendable () -> Void
     ) {

@@ -23,9 +23,9 @@ import PrefsSupport
 /// it, which ``isQuiet(since:)`` sees through `discards`: it is odd while the queue is being
 /// read, then moves on by two when events were read, or goes back when none were (so stores
 /// taking turns to write do not send each other to the file when nothing happened).
-package final class FileEvents: Sendable {
+final class FileEvents: Sendable {
     /// The queue, or `nil` where there is none (not Linux, or inotify refused).
-    package static let shared: FileEvents? = FileEvents()
+    static let shared: FileEvents? = FileEvents()
 
     private let queue: Int32
     /// An epoll instance that is ready while events wait in `queue`.
@@ -36,7 +36,7 @@ package final class FileEvents: Sendable {
     private let users = Locked<[Int32: Int]>([:])
 
     /// A queue of its own (the library uses ``shared``); `nil` where there is none.
-    package init?() {
+    init?() {
         queue = prefs_file_events_open()
         guard queue >= 0 else { return nil }
         poller = prefs_file_events_poller(queue)
@@ -53,7 +53,7 @@ package final class FileEvents: Sendable {
 
     /// Watches the file `descriptor` is open on; `nil` when the kernel refuses (no `/proc`, or
     /// the user's watches are used up), and the caller looks at the file itself every time.
-    package func watch(_ descriptor: Int32) -> Int32? {
+    func watch(_ descriptor: Int32) -> Int32? {
         let watch = prefs_file_events_watch(queue, descriptor)
         guard watch >= 0 else { return nil }
         users.withLock { $0[watch, default: 0] += 1 }
@@ -61,7 +61,7 @@ package final class FileEvents: Sendable {
     }
 
     /// Stops watching for one of the checks that asked for `watch`.
-    package func unwatch(_ watch: Int32) {
+    func unwatch(_ watch: Int32) {
         users.withLock { users in
             let remaining = (users[watch] ?? 1) - 1
             users[watch] = remaining > 0 ? remaining : nil
@@ -76,13 +76,13 @@ package final class FileEvents: Sendable {
     /// away before the question was answered had begun before it (it changes `discards` before
     /// reading, and the kernel orders the read before the poller's look at the queue), so the
     /// count has moved.
-    package func isQuiet(since mark: UInt64) -> Bool {
+    func isQuiet(since mark: UInt64) -> Bool {
         prefs_file_events_ready(poller) == 0 && discards.load() == mark
     }
 
     /// Discards every waiting event; returns the mark of a check that starts now, to be kept
     /// only once that check has found the file where it was.
-    package func discardWaiting() -> UInt64 {
+    func discardWaiting() -> UInt64 {
         users.withLock { _ in
             // Odd while reading: a check that loads the count now is not quiet.
             discards.add(1)

@@ -6,11 +6,11 @@ import Foundation
 /// FileIdentity(path: path) == FileIdentity(descriptor: descriptor)  // the path still names it
 /// ```
 package struct FileIdentity: Hashable, Sendable {
-    package let device: UInt64
-    package let inode: UInt64
+    let device: UInt64
+    let inode: UInt64
 
     /// The identity of the file open at `descriptor`, or `nil` when `fstat` fails.
-    package init?(descriptor: Int32) {
+    init?(descriptor: Int32) {
         guard let info = SystemCall.fstat(descriptor) else { return nil }
         self.init(info)
     }

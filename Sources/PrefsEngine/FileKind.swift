@@ -1,13 +1,13 @@
 import Foundation
 
 /// What kind of file a mode names, for refusing anything but a regular file.
-package enum FileKind {
+enum FileKind {
     /// What is wrong with a file of mode `mode` where the store wants a regular file, or `nil`.
     ///
     /// ```swift
     /// FileKind.problem(mode: info.st_mode)  // "it is a symbolic link"
     /// ```
-    package static func problem(mode: mode_t) -> String? {
+    static func problem(mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil
         case S_IFLNK: "it is a symbolic link"

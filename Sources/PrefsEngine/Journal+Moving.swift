@@ -12,7 +12,7 @@ extension Journal {
     ///
     /// `known` is where the records after `checkpointed` start, when the caller knows it (it
     /// scanned the records in generation `known.generation`); otherwise the records are walked.
-    package func drop(
+    func drop(
         through checkpointed: UInt64, knownStart known: (offset: Int, generation: UInt64)? = nil,
         locked: LockHeld, duringMove: (() -> Void)? = nil
     ) {
@@ -136,7 +136,7 @@ extension Journal {
     /// number): readers then find the journal behind them and
     /// catch up from SQLite. The base goes up before the number, inside an odd generation, so no
     /// reader takes the new number for records it has applied.
-    package func dropEverything(through sequence: UInt64, locked: LockHeld) {
+    func dropEverything(through sequence: UInt64, locked: LockHeld) {
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()
         set(Layout.baseOffset, sequence)
@@ -147,7 +147,7 @@ extension Journal {
 
     /// Where the first record numbered after `sequence` starts (or `end`), reading only the
     /// records' headers.
-    package func start(after sequence: UInt64, upTo end: Int) -> Int {
+    func start(after sequence: UInt64, upTo end: Int) -> Int {
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: end, after: 0)
         var offset = Layout.headerSize
         while let record = scan.nextHeader() {

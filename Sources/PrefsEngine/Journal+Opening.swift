@@ -11,7 +11,7 @@ extension Journal {
     ///
     /// `stored` is the highest sequence number SQLite holds: a new journal continues from it.
     /// Returns `nil` when the store is read-only and no journal can be read.
-    package static func open(
+    static func open(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
         timeout: Duration, reporter: @escaping Reporter
     ) throws -> Journal? {
@@ -209,7 +209,7 @@ extension Journal {
 
     /// The longest opening waits for the opening lock before it opens a whole journal without it
     /// (`DurabilityAndProcesses` promises it).
-    package static let openingLockWait = Duration.milliseconds(200)
+    static let openingLockWait = Duration.milliseconds(200)
 
     /// Takes the opening lock (see `prefs_open_begin`), waiting at most `timeout`; false when
     /// another process held it all that time.

@@ -13,7 +13,7 @@ extension Journal {
     /// last record's.
     ///
     /// Called holding the lock, or while opening under the opening lock (`held` proves which).
-    package func repair(reason: String?, held: LockHeld) {
+    func repair(reason: String?, held: LockHeld) {
         finishInterruptedMove()
         let fileEnd = actualFileSize()
         var scan = RecordScan(journal: self, from: Layout.headerSize, to: fileEnd, after: baseSequence)
@@ -60,7 +60,7 @@ extension Journal {
         }
     }
 
-    package func report(_ message: String) { reporter(path, message) }
+    func report(_ message: String) { reporter(path, message) }
 
     func actualFileSize() -> Int {
         guard let info = SystemCall.fstat(descriptor) else { return Layout.headerSize }

@@ -30,12 +30,12 @@ import PrefsSupport
 ///   twice, nothing lost.
 package final class Journal: @unchecked Sendable {
     /// Where things are in the file.
-    package enum Layout {
+    enum Layout {
         static let magic = Array("PrefsJnl".utf8)
         /// The earlier, signal-only form of the file (no data): replaced by a journal when found.
         static let signalMagic = Array("PrefsSig".utf8)
         static let version: UInt32 = 2
-        package static let headerSize = 4096
+        static let headerSize = 4096
         // Every field's place comes from the C struct `prefs_journal_header` (`prefs_shared.h`),
         // whose assertions fix the layout; a test checks the design document's table against it.
         // Constants, not `static let`s: a write reads several, and a `static let` costs a call.
@@ -44,7 +44,7 @@ package final class Journal: @unchecked Sendable {
         static var sleepersOffset: Int { Int(PREFS_JOURNAL_SLEEPERS_OFFSET) }
         static var writingOffset: Int { Int(PREFS_JOURNAL_WRITING_OFFSET) }
         static var lockKindOffset: Int { Int(PREFS_JOURNAL_LOCK_KIND_OFFSET) }
-        package static var sequenceOffset: Int { Int(PREFS_JOURNAL_SEQUENCE_OFFSET) }
+        static var sequenceOffset: Int { Int(PREFS_JOURNAL_SEQUENCE_OFFSET) }
         static var writeOffsetOffset: Int { Int(PREFS_JOURNAL_WRITE_OFFSET_OFFSET) }
         static var baseOffset: Int { Int(PREFS_JOURNAL_BASE_SEQUENCE_OFFSET) }
         static var generationOffset: Int { Int(PREFS_JOURNAL_GENERATION_OFFSET) }
@@ -72,7 +72,7 @@ package final class Journal: @unchecked Sendable {
         ///
         /// Address space only; pages are used as records fill them. Mobile systems give a process
         /// less address space, and 32-bit ones little at all.
-        package static let reservation: Int = {
+        static let reservation: Int = {
             #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
                 return MemoryLayout<Int>.size == 8 ? 256 << 20 : 32 << 20
             #else
@@ -85,15 +85,15 @@ package final class Journal: @unchecked Sendable {
         ///
         /// SQLite keeps them as signed 64-bit integers. A million writes a second would take
         /// 146,000 years to reach it.
-        package static let sequenceLimit: UInt64 = 1 << 62
+        static let sequenceLimit: UInt64 = 1 << 62
     }
 
     /// The database the journal belongs to (errors name it).
     let databasePath: String
     /// `<name>-prefs`.
-    package let path: String
+    let path: String
     /// False when the file could only be opened for reading: the store is then read-only.
-    package let isWritable: Bool
+    let isWritable: Bool
     /// The notify(3) name writers post to on Apple platforms.
     let notificationName: String
     let descriptor: Int32
@@ -154,24 +154,24 @@ package final class Journal: @unchecked Sendable {
         (mapping + offset).assumingMemoryBound(to: UInt32.self)
     }
 
-    package func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+    func word64(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
         (mapping + offset).assumingMemoryBound(to: UInt64.self)
     }
 
     /// The last record's sequence number (or the base, when there is none).
-    package var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
+    var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
     /// Where the records end.
-    package var writeOffset: Int {
+    var writeOffset: Int {
         Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.writeOffsetOffset)))
     }
     /// Records with this sequence number or lower were moved into SQLite and dropped.
-    package var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
+    var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
     /// Changes (to odd, then to even) whenever records are moved within the file.
-    package var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
+    var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
     /// The size writers grew the file to.
     var fileSize: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.fileSizeOffset))) }
     /// The bytes of records the journal holds.
-    package var usedBytes: Int { writeOffset - Layout.headerSize }
+    var usedBytes: Int { writeOffset - Layout.headerSize }
 
     /// The futex word: one more after every record.
     var counter: UnsafeMutablePointer<UInt32> { word32(Layout.counterOffset) }
@@ -185,7 +185,7 @@ package final class Journal: @unchecked Sendable {
 
     /// The bytes from `offset` in place, for a reader that knows they hold still (a checkpoint:
     /// it holds SQLite's write lock, without which nobody moves records).
-    package func bytesInPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
+    func bytesInPlace(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: mapping + offset, count: count)
     }
 
@@ -197,7 +197,7 @@ package final class Journal: @unchecked Sendable {
     }
 
     /// The bytes from `offset` (within the mapping), copied without trusting them to hold still.
-    package func copyBytes(at offset: Int, count: Int) -> [UInt8] {
+    func copyBytes(at offset: Int, count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             prefs_racy_copy(buffer.baseAddress, mapping + offset, count)
             initialized = count
@@ -210,7 +210,7 @@ package final class Journal: @unchecked Sendable {
     /// keeps every other process out): the operations that change records require it.
     ///
     /// (Not `Locked<State>`, the in-process lock around a value.)
-    package struct LockHeld {
+    struct LockHeld {
         fileprivate let journal: Journal
 
         /// The proof while opening, under the opening lock (see `prefs_open_begin`).
@@ -226,7 +226,7 @@ package final class Journal: @unchecked Sendable {
     /// (opening passes it): a base above it is a lie (records are dropped only after SQLite
     /// committed them), lowered to it before the records are checked, so no whole record that
     /// SQLite lacks is thrown away.
-    package func withLock<Result>(
+    func withLock<Result>(
         timeout: Duration, checkingBaseAgainst checkpointed: (() throws -> UInt64)? = nil,
         _ body: (LockHeld) throws -> Result
     ) throws -> Result {
@@ -234,7 +234,7 @@ package final class Journal: @unchecked Sendable {
     }
 
     /// The same with the timeout in milliseconds (a write's path: no `Duration` arithmetic).
-    package func withLock<Result>(
+    func withLock<Result>(
         timeoutMilliseconds timeout: Int64, checkpointed: (() throws -> UInt64)? = nil,
         _ body: (LockHeld) throws -> Result
     ) throws -> Result {
@@ -272,7 +272,7 @@ package final class Journal: @unchecked Sendable {
     }
 
     /// Asks the next holder of the lock to check the records (a reader found a damaged one).
-    package func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
+    func checkOnNextLock() { prefs_atomic_store(needsCheck, 1) }
 
     func error(_ kind: JournalError.Kind, _ message: String) -> JournalError {
         JournalError(kind, path: databasePath, message)
@@ -284,7 +284,7 @@ package final class Journal: @unchecked Sendable {
     ///
     /// Throws `.diskFull` or `.tooLarge`
     /// when the file cannot grow to hold it, with nothing written.
-    package func append(_ record: SealedRecord, locked: LockHeld) throws -> Int {
+    func append(_ record: SealedRecord, locked: LockHeld) throws -> Int {
         let start = writeOffset
         let end = start + record.count
         if end > fileSize { try grow(toHold: end) }
@@ -337,13 +337,13 @@ package final class Journal: @unchecked Sendable {
 
     /// Increments the change counter; true when a watcher sleeps and must be woken (after the
     /// lock is released).
-    package func announce(locked: LockHeld) -> Bool {
+    func announce(locked: LockHeld) -> Bool {
         _ = prefs_atomic_increment(counter)
         return prefs_atomic_exchange(sleepers, 0) != 0
     }
 
     /// Wakes every watcher of the file, in every process.
-    package func wakeWatchers() {
+    func wakeWatchers() {
         _ = prefs_futex_wake_all(counter)
         #if canImport(Darwin)
             _ = prefs_notify_post(notificationName)
@@ -358,7 +358,7 @@ package final class Journal: @unchecked Sendable {
     ///
     /// `written`: the bytes of the record just written, when only they (and the header) need
     /// writing back; a checkpoint that moved them meanwhile synced their copy itself.
-    package func sync(_ written: Range<Int>? = nil) throws {
+    func sync(_ written: Range<Int>? = nil) throws {
         // The record just written lies in the mapping (no `fstat` on a write's path); the whole
         // journal is bounded by the file as it is now.
         let range =
@@ -372,20 +372,14 @@ package final class Journal: @unchecked Sendable {
 
     /// Marks the journal as written by a `.powerSafe` store: from now on every move of records
     /// inside it is synced step by step (see ``drop(through:knownStart:locked:duringMove:)``).
-    package func noteAPowerSafeWriter() {
+    func noteAPowerSafeWriter() {
         prefs_atomic_store(word32(Layout.powerSafeWritersOffset), 1)
     }
 
     /// Where a watcher's read of the header stands; see ``RecordScan``.
-    package struct Position: Equatable {
-        package var sequence: UInt64
-        package var generation: UInt64
-        package var offset: Int
-
-        package init(sequence: UInt64, generation: UInt64, offset: Int) {
-            self.sequence = sequence
-            self.generation = generation
-            self.offset = offset
-        }
+    struct Position: Equatable {
+        var sequence: UInt64
+        var generation: UInt64
+        var offset: Int
     }
 }

@@ -12,19 +12,19 @@ import Foundation
 /// was being done and the system's reason, and the kind comes from `errno` where it says more than
 /// the caller's guess (a full disk, a read-only file system, files protected until the first
 /// unlock).
-package struct JournalError: Error, CustomStringConvertible {
+struct JournalError: Error, CustomStringConvertible {
     /// What went wrong, by the name of the store error's kind it becomes.
-    package enum Kind: String, Sendable, CaseIterable {
+    enum Kind: String, Sendable, CaseIterable {
         case cannotOpen, replaced, foreignDatabase, newerSchema, corrupt, readOnly, diskFull
         case busy, deadlock, protectedDataUnavailable, closed, tooLarge, other
     }
 
-    package let kind: Kind
+    let kind: Kind
     /// The database the journal belongs to (the store's path, which its errors name).
-    package let path: String
-    package let message: String
+    let path: String
+    let message: String
 
-    package init(_ kind: Kind, path: String, _ message: String) {
+    init(_ kind: Kind, path: String, _ message: String) {
         self.kind = kind
         self.path = path
         self.message = message
@@ -35,7 +35,7 @@ package struct JournalError: Error, CustomStringConvertible {
     /// ```swift
     /// throw JournalError(.cannotOpen, path: path, failedTo: "map the journal", errno: errno)
     /// ```
-    package init(_ kind: Kind, path: String, failedTo what: String, errno code: Int32) {
+    init(_ kind: Kind, path: String, failedTo what: String, errno code: Int32) {
         let specific: Kind? =
             switch code {
             case ENOSPC, EDQUOT: .diskFull
@@ -45,13 +45,13 @@ package struct JournalError: Error, CustomStringConvertible {
         self.init(specific ?? kind, path: path, "cannot \(what): \(Self.systemReason(code))")
     }
 
-    package var description: String { "\(path): \(kind) (\(message))" }
+    var description: String { "\(path): \(kind) (\(message))" }
 
     /// The system's words for an `errno` value.
-    package static func systemReason(_ code: Int32) -> String { String(cString: strerror(code)) }
+    static func systemReason(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// Whether this platform protects files by class (so a refused open can mean "locked").
-    package static var platformProtectsFiles: Bool {
+    static var platformProtectsFiles: Bool {
         #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
             true
         #else
@@ -70,7 +70,7 @@ package struct JournalError: Error, CustomStringConvertible {
     /// `EPERM` too (an App Group the app is not entitled to), but then even the file's metadata
     /// is refused, while a protected file (or, for one not made yet, its folder) can still be
     /// looked at: `lookUp` (`stat`'s `errno`, 0 when it succeeds) tells the two apart.
-    package static func isProtectedData(
+    static func isProtectedData(
         openFailure errno: Int32, path: String, platformProtectsFiles: Bool = platformProtectsFiles,
         lookUp: (String) -> Int32 = metadataFailure
     ) -> Bool {
@@ -85,7 +85,7 @@ package struct JournalError: Error, CustomStringConvertible {
     }
 
     /// `stat`'s `errno` for `path`, or 0 when it succeeds.
-    package static func metadataFailure(_ path: String) -> Int32 {
+    static func metadataFailure(_ path: String) -> Int32 {
         SystemCall.stat(path) == nil ? errno : 0
     }
 }

@@ -6,25 +6,25 @@ import PrefsSupport
 /// writer of records.
 package enum RecordHeader {
     /// The record's length without padding (u32).
-    package static let lengthOffset = 0
+    static let lengthOffset = 0
     /// The CRC-32C (u32) of the bytes from ``checksummedFrom`` up to the length.
-    package static let checksumOffset = 4
+    static let checksumOffset = 4
     /// The sequence number (u64): the first byte the checksum covers.
     package static let sequenceOffset = 8
     /// Where the checksum starts.
-    package static let checksummedFrom = sequenceOffset
+    static let checksummedFrom = sequenceOffset
     /// The number of entries (u32).
-    package static let entryCountOffset = 16
+    static let entryCountOffset = 16
     /// The header's size: the entries start here.
-    package static let size = 20
+    static let size = 20
 }
 
 /// Where an entry's fields are: the key's length (u32), the value's (u32, `0xFFFFFFFF` for a
 /// removal), then the key's UTF-8 and the value's bytes.
-package enum RecordEntryLayout {
-    package static let valueLengthOffset = 4
+enum RecordEntryLayout {
+    static let valueLengthOffset = 4
     /// The two lengths' size: the key's bytes start here.
-    package static let size = 8
+    static let size = 8
 }
 
 /// One record of the ``Journal``: one write, or one whole transaction.
@@ -40,15 +40,15 @@ package enum RecordEntryLayout {
 /// | … | each entry: key length (4), value length (4; `0xFFFFFFFF` for a removal), the key's UTF-8, the value's stored encoding |
 package struct JournalRecord {
     /// One entry of a decoded record.
-    package struct Entry {
-        package let key: String
+    struct Entry {
+        let key: String
         /// The value's stored encoding (what the store wrote through ``RecordWriter``), or `nil`
         /// for a removal.
-        package let encodedValue: Data?
+        let encodedValue: Data?
     }
 
-    package let sequence: UInt64
-    package let entries: [Entry]
+    let sequence: UInt64
+    let entries: [Entry]
 
     package static let headerSize = RecordHeader.size
     static let removal = UInt32.max
@@ -120,7 +120,7 @@ package struct RecordWriter {
 
     /// Adds an entry setting `key` to the `valueCount` bytes `writeValue` writes from the pointer
     /// it is given (it returns how many it wrote: exactly `valueCount`).
-    package mutating func add(key: String, valueCount: Int, writeValue: (UnsafeMutableRawPointer) -> Int) {
+    mutating func add(key: String, valueCount: Int, writeValue: (UnsafeMutableRawPointer) -> Int) {
         addEntry(key: key, valueCount: valueCount) { start in
             let written = writeValue(start)
             // An encoder that wrote more than it said has already written past the entry:
@@ -152,7 +152,7 @@ package struct RecordWriter {
     /// The record with its length filled in and padded, but no checksum: not a record until
     /// ``SealedRecord/number(sequence:)`` gives it its number (a write that knows its record
     /// before taking the journal's lock encodes it outside, and numbers it under the lock).
-    package consuming func sealedUnnumbered() -> SealedRecord {
+    consuming func sealedUnnumbered() -> SealedRecord {
         let length = end
         let padding = JournalRecord.padding(length)
         write(padding) { start in start.initializeMemory(as: UInt8.self, repeating: 0, count: padding) }
@@ -206,9 +206,9 @@ package struct RecordWriter {
 /// ```
 package struct SealedRecord {
     /// The record's bytes, then room.
-    package private(set) var memory: [UInt8]
+    private(set) var memory: [UInt8]
     /// The record's length, padding included.
-    package let count: Int
+    let count: Int
 
     fileprivate init(storage: [UInt8], count: Int) {
         memory = storage
@@ -219,7 +219,7 @@ package struct SealedRecord {
     package var bytes: [UInt8] { Array(memory[..<count]) }
 
     /// The record's sequence number.
-    package var sequence: UInt64 {
+    var sequence: UInt64 {
         memory.withUnsafeBytes {
             UInt64(
                 littleEndian: $0.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
@@ -227,14 +227,13 @@ package struct SealedRecord {
     }
 
     /// Runs `body` on the record's bytes.
-    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
-    {
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try memory.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
     /// Gives the record its sequence number `sequence` and its checksum (over everything after
     /// the checksum, up to the length).
-    package mutating func number(sequence: UInt64) {
+    mutating func number(sequence: UInt64) {
         memory.withUnsafeMutableBytes { buffer in
             let length = Int(UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
             buffer.storeBytes(
@@ -266,7 +265,7 @@ package enum RecordEntries {
 
     /// What is wrong with `record`'s entries, or `nil` when ``read(_:_:)`` would take them all
     /// (without making a string of any key).
-    package static func check(_ record: UnsafeRawBufferPointer) -> RecordProblem? {
+    static func check(_ record: UnsafeRawBufferPointer) -> RecordProblem? {
         walk(record, handingOut: false, { _, _ in })
     }
 
@@ -326,20 +325,20 @@ package struct RecordProblem: Error, CustomStringConvertible {
 ///
 /// A scan without the lock may read bytes a compaction is moving; the caller checks the
 /// journal's generation afterwards and throws away what it read when it changed.
-package struct RecordScan {
+struct RecordScan {
     let journal: Journal
     let end: Int
     /// Where the next record starts (after the last good one).
-    package private(set) var offset: Int
+    private(set) var offset: Int
     /// The sequence number of the last good record (or the one given to start after).
-    package private(set) var lastSequence: UInt64
+    private(set) var lastSequence: UInt64
     /// Why the scan stopped before `end`, when it did.
-    package private(set) var failure: String?
+    private(set) var failure: String?
 
     /// A copy of the journal's bytes from `start` on, read instead of the mapping when given.
     private let copy: (bytes: UnsafeRawBufferPointer, start: Int)?
 
-    package init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
+    init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
         self.journal = journal
         self.offset = offset
         self.end = end
@@ -350,7 +349,7 @@ package struct RecordScan {
     /// A scan of `bytes`, a copy of `journal`'s bytes from `offset` on (offsets stay the
     /// journal's), for ``nextInPlace(skipping:_:)``: a reader without the lock copies the
     /// records once, checks that none moved meanwhile, and reads the copy in place.
-    package init(
+    init(
         copy bytes: UnsafeRawBufferPointer, of journal: Journal, from offset: Int, after sequence: UInt64
     ) {
         self.journal = journal
@@ -368,7 +367,7 @@ package struct RecordScan {
     }
 
     /// The next record, decoded; `nil` at the end or at the first bad record (see ``failure``).
-    package mutating func next() -> JournalRecord? {
+    mutating func next() -> JournalRecord? {
         guard let length = nextLength() else { return nil }
         // The order first: an old record left past the end is neither copied nor checked.
         guard journal.load(UInt64.self, at: offset + RecordHeader.sequenceOffset) > lastSequence else {
@@ -398,9 +397,9 @@ package struct RecordScan {
     }
 
     /// Where an entry's value lies in the journal, as ``nextInPlace(_:)`` hands it out.
-    package struct ValueBytes {
-        package let offset: Int
-        package let count: Int
+    struct ValueBytes {
+        let offset: Int
+        let count: Int
     }
 
     /// The next record, checked like ``next()`` but read in place.
@@ -411,7 +410,7 @@ package struct RecordScan {
     /// ``Journal/bytesInPlace(at:count:)``).
     ///
     /// Records numbered up to `skipped` are stepped over unread (a checkpoint has them already).
-    package mutating func nextInPlace(
+    mutating func nextInPlace(
         skipping skipped: UInt64 = 0, _ handle: (UInt64, String, ValueBytes?) -> Void
     )
         -> UInt64?
@@ -425,7 +424,7 @@ package struct RecordScan {
 
     /// The same, each key handed out as where its UTF-8 lies in the journal (no string made:
     /// a checkpoint compares and binds the bytes themselves).
-    package mutating func nextInPlace(
+    mutating func nextInPlace(
         skipping skipped: UInt64 = 0, keyBytes handle: (UInt64, ValueBytes, ValueBytes?) -> Void
     ) -> UInt64? {
         nextEntries(skipping: skipped) { sequence, _, start, key, value in
@@ -468,7 +467,7 @@ package struct RecordScan {
     ///
     /// For a writer that appends after records it does not apply: it never appends after one
     /// that readers would stop at (and a repair would then cut, with the write after it).
-    package mutating func nextChecked() -> UInt64? {
+    mutating func nextChecked() -> UInt64? {
         guard let length = nextLength(), let (bytes, sequence) = wholeRecord(length: length) else {
             return nil
         }

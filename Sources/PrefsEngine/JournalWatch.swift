@@ -41,7 +41,7 @@ package final class JournalWatch: @unchecked Sendable {
     private let onQueue = DispatchSpecificKey<Bool>()
     /// The longest a store goes without looking at the journal: `refreshInterval`, or a second
     /// for a read-only store, which cannot say it sleeps and so is never woken.
-    package let lookInterval: Duration
+    let lookInterval: Duration
 
     /// Starts watching; `look` reads the journal and returns whether it found anything new.
     ///

@@ -33,7 +33,7 @@ import PrefsModel
 /// table["volume"] = .double(0.5)
 /// table["volume"]  // .double(0.5)
 /// ```
-package struct KeyTable: Sendable {
+struct KeyTable: Sendable {
     private var slots: ContiguousArray<UInt64>
     private var entries: ContiguousArray<Entry>
     private var encodedBytes: ContiguousArray<UInt8> = []
@@ -62,13 +62,13 @@ package struct KeyTable: Sendable {
     }
 
     /// The seed of every table's hash in this process.
-    package static let processSeed = UInt64.random(in: .min ... .max)
+    static let processSeed = UInt64.random(in: .min ... .max)
 
     /// Told of every change, so it never answers with a value this table no longer holds.
-    package var readSlots: ReadSlots?
+    var readSlots: ReadSlots?
 
     /// An empty table with room for `minimumCapacity` entries before it grows.
-    package init(minimumCapacity: Int = 0) {
+    init(minimumCapacity: Int = 0) {
         var buckets = 8
         while buckets - buckets / 8 < minimumCapacity { buckets *= 2 }
         slots = ContiguousArray(repeating: 0, count: buckets)
@@ -78,13 +78,13 @@ package struct KeyTable: Sendable {
     }
 
     /// The number of entries stored.
-    package var count: Int { entries.count }
+    var count: Int { entries.count }
 
     /// The value under `key`; assigning `nil` removes it.
     ///
     /// Reading decodes a value still in its stored encoding each time: the read path uses
     /// ``value(for:)``, which keeps what it decoded.
-    package subscript(key: StoreKey) -> PropertyListValue? {
+    subscript(key: StoreKey) -> PropertyListValue? {
         get {
             guard let slot = slot(of: key, tag: tag(key)) else { return nil }
             return decoded(entries[Self.index(slots[slot])].value)
@@ -93,7 +93,7 @@ package struct KeyTable: Sendable {
     }
 
     /// Sets the value under `key`, given its ``hash(_:seed:)`` (a write computes it once).
-    package mutating func set(_ value: PropertyListValue?, for key: StoreKey, hash: UInt64) {
+    mutating func set(_ value: PropertyListValue?, for key: StoreKey, hash: UInt64) {
         readSlots?.invalidate(hash: hash)
         let tag = UInt32(truncatingIfNeeded: hash >> 32)
         if let slot = slot(of: key, tag: tag) {
@@ -117,7 +117,7 @@ package struct KeyTable: Sendable {
     /// entry is); fetched during the write's other work (the file check, the journal's lock,
     /// encoding and appending the record), a write costs about what it does in a small table.
     /// Only hints: nothing is read that the lookup itself would not read.
-    package func prefetch(hash: UInt64, step: PrefetchStep) {
+    func prefetch(hash: UInt64, step: PrefetchStep) {
         let bucket = Self.bucket(hash, mask: slots.count - 1)  // a slot's upper half is its hash's
         switch step {
         case .slot:
@@ -144,7 +144,7 @@ package struct KeyTable: Sendable {
     }
 
     /// The two steps of ``prefetch(hash:step:)``.
-    package enum PrefetchStep { case slot, entry }
+    enum PrefetchStep { case slot, entry }
 
     /// How many keys can be added before the table grows.
     var roomBeforeGrowing: Int { min(slots.count - slots.count / 8, entries.capacity) - entries.count }
@@ -154,7 +154,7 @@ package struct KeyTable: Sendable {
     /// up with other processes' new keys under that lock rarely has to grow a large table there
     /// (a copy and fresh pages: a quarter of a millisecond at a few thousand keys, while every
     /// other writer of the file waited).
-    package mutating func makeRoom() {
+    mutating func makeRoom() {
         let needed = entries.count + max(16, entries.count / 8)
         while needed > slots.count - slots.count / 8 { grow() }
         if needed > entries.capacity { entries.reserveCapacity(max(needed, entries.capacity * 2)) }
@@ -162,13 +162,13 @@ package struct KeyTable: Sendable {
 
     /// The value under `key`, decoding it (once) if it is still in its stored encoding.
     @inline(__always)
-    package mutating func value(for key: StoreKey) -> PropertyListValue? {
+    mutating func value(for key: StoreKey) -> PropertyListValue? {
         value(for: key, hash: Self.hash(key.name, seed: seed))
     }
 
     /// The same, given the key's ``hash(_:seed:)`` with this process's seed.
     @inline(__always)
-    package mutating func value(for key: StoreKey, hash: UInt64) -> PropertyListValue? {
+    mutating func value(for key: StoreKey, hash: UInt64) -> PropertyListValue? {
         guard let slot = slot(of: key, tag: UInt32(truncatingIfNeeded: hash >> 32)) else { return nil }
         let index = Self.index(slots[slot])
         if case .value(let value) = entries[index].value { return value }
@@ -213,7 +213,7 @@ package struct KeyTable: Sendable {
     }
 
     /// Room for `count` bytes of values added in their stored encoding.
-    package mutating func reserveEncodedCapacity(_ count: Int) {
+    mutating func reserveEncodedCapacity(_ count: Int) {
         encodedBytes.reserveCapacity(count)
     }
 
@@ -221,7 +221,7 @@ package struct KeyTable: Sendable {
     var keys: [StoreKey] { entries.map(\.key) }
 
     /// Every key's name, in no particular order (one array, for listing a large store).
-    package var names: [String] { entries.map(\.key.name) }
+    var names: [String] { entries.map(\.key.name) }
 
     /// How many decoded values with an object of their own the table holds (for tests: reading
     /// values kept as bytes adds at most ``recentlyDecodedCount``).
@@ -232,7 +232,7 @@ package struct KeyTable: Sendable {
     }
 
     /// Every entry, as a dictionary.
-    package var dictionary: [StoreKey: PropertyListValue] {
+    var dictionary: [StoreKey: PropertyListValue] {
         var dictionary: [StoreKey: PropertyListValue] = [:]
         dictionary.reserveCapacity(count)
         for entry in entries { dictionary[entry.key] = decoded(entry.value) }
@@ -291,7 +291,7 @@ package struct KeyTable: Sendable {
 
     /// The seeded hash of a key's UTF-8 bytes, eight at a time (``ReadSlots`` uses it too).
     @inline(__always)
-    package static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         var hash = seed ^ (UInt64(bytes.count) &* multiplier)
         let raw = UnsafeRawBufferPointer(bytes)
@@ -309,7 +309,7 @@ package struct KeyTable: Sendable {
     /// The bytes `start..<min(start + 8, count)` as a little-endian word, zero past the end: at
     /// most three loads (4, 2 and 1 bytes), never a byte outside the buffer.
     @inline(__always)
-    package static func word(_ raw: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+    static func word(_ raw: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
         let count = raw.count - start
         if count <= 0 { return 0 }
         if count >= 8 {
@@ -336,7 +336,7 @@ package struct KeyTable: Sendable {
 
     /// The same for a name.
     @inline(__always)
-    package static func hash(_ name: String, seed: UInt64) -> UInt64 {
+    static func hash(_ name: String, seed: UInt64) -> UInt64 {
         var name = name
         return name.withUTF8 { hash($0, seed: seed) }
     }

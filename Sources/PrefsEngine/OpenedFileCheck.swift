@@ -22,7 +22,7 @@ import Foundation
 ///   on the file: the path is also looked up once per tick of the kernel's coarse clock (every
 ///   1–4 ms) while writes go on.
 /// - **Elsewhere**: `stat` of the path before each write, comparing device and inode.
-package final class OpenedFileCheck: Sendable {
+final class OpenedFileCheck: Sendable {
     let path: String
     let opened: FileIdentity?
     /// The `O_PATH` descriptor (Linux), or -1.
@@ -36,18 +36,18 @@ package final class OpenedFileCheck: Sendable {
     private let watch: Int32
 
     /// What the checks of one store remember between writes (kept under its writer lock).
-    package struct Looks: Sendable {
+    struct Looks: Sendable {
         /// When the path was last looked up (nanoseconds of a monotonic clock).
         var pathLookedUp: UInt64 = 0
         /// The ``FileEvents`` mark of the last check that looked at the file; `nil` before one.
         var eventsMark: UInt64? = nil
 
-        package init() {}
+        init() {}
     }
 
     /// A check of `path`, which names the file `opened` now; `watched: false` does without
     /// ``FileEvents`` (as where the kernel refuses a watch).
-    package init(path: String, opened: FileIdentity?, watched: Bool = true) {
+    init(path: String, opened: FileIdentity?, watched: Bool = true) {
         self.path = path
         self.opened = opened
         #if os(Linux)
@@ -78,10 +78,10 @@ package final class OpenedFileCheck: Sendable {
     }
 
     /// Whether the kernel tells this check of changes to the file (else it looks every time).
-    package var isWatched: Bool { events != nil }
+    var isWatched: Bool { events != nil }
 
     /// Throws ``JournalError/Kind/replaced`` when the path no longer names the opened file.
-    package func verify(_ looks: inout Looks) throws {
+    func verify(_ looks: inout Looks) throws {
         guard let opened else { return }
         if descriptor >= 0 {
             if let mark = looks.eventsMark, events?.isQuiet(since: mark) == true {

@@ -17,7 +17,7 @@ import PrefsModel
 /// key.withUnsafeBytes { key in value.withUnsafeBytes { value in fill.add(key: key, value: value) } }
 /// let (table, undecodable) = fill.finish()
 /// ```
-package final class ParallelTableFill: @unchecked Sendable {
+final class ParallelTableFill: @unchecked Sendable {
     // `@unchecked`: `table` and `undecodable` are touched only on `queue` until `finish()` has
     // waited for it; `chunk` and `rowsInChunk` only by the opening thread.
     private var table: KeyTable
@@ -30,12 +30,12 @@ package final class ParallelTableFill: @unchecked Sendable {
     /// small enough that the two threads overlap from the start.
     private static let rowsPerChunk = 2048
 
-    package init(_ table: KeyTable) {
+    init(_ table: KeyTable) {
         self.table = table
     }
 
     /// Adds one row (its key's UTF-8 and its value's stored encoding), copying both.
-    package func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         Self.append(UInt32(key.count), to: &chunk)
         Self.append(UInt32(value.count), to: &chunk)
         chunk.append(contentsOf: key)
@@ -46,7 +46,7 @@ package final class ParallelTableFill: @unchecked Sendable {
 
     /// Waits for every row to be in the table and returns it, with the keys whose values are not
     /// a stored encoding this release can read (left out of the table).
-    package func finish() -> (table: KeyTable, undecodable: [String]) {
+    func finish() -> (table: KeyTable, undecodable: [String]) {
         handOver()
         return queue.sync {
             // Moved out, so the caller's table is the only reference to its storage.

@@ -42,12 +42,12 @@ import PrefsModel
 ///     _ = slots.value(hash: hash, key: key, journalSequence: 7)  // .some(.integer(1))
 /// }
 /// ```
-package final class ReadSlots: @unchecked Sendable {
+final class ReadSlots: @unchecked Sendable {
     /// The seed of key hashes (the process's, shared with ``KeyTable``).
     var seed: UInt64 { reader.seed }
     private let words: UnsafeMutablePointer<UInt64>
     /// What a read needs, without retaining this object.
-    package let reader: Reader
+    let reader: Reader
 
     private static let slotCount = 128
     private static let wordsPerSlot = 11
@@ -90,7 +90,7 @@ package final class ReadSlots: @unchecked Sendable {
         return top & 0xA0 == 0xA0 && Int(top & 0x0F) == count
     }
 
-    package init() {
+    init() {
         let count = Self.slotCount * Self.wordsPerSlot
         words = .allocate(capacity: count)
         words.initialize(repeating: 0, count: count)
@@ -105,14 +105,14 @@ package final class ReadSlots: @unchecked Sendable {
     /// Valid while its slots live: ``StoreCache`` keeps both for as long as it lives, and a
     /// read holds the store. `@unchecked Sendable`: the words it points at are only ever
     /// accessed atomically.
-    package struct Reader: @unchecked Sendable {
+    struct Reader: @unchecked Sendable {
         fileprivate let words: UnsafeMutablePointer<UInt64>
         /// The seed of key hashes (the process's, shared with ``KeyTable``).
-        package let seed: UInt64
+        let seed: UInt64
 
         /// The answer a slot holds for the key, or `nil` when the cache must be asked.
         @inline(__always)
-        package func answer(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64)
+        func answer(hash: UInt64, key: UnsafeBufferPointer<UInt8>, journalSequence: UInt64)
             -> SlotAnswer?
         {
             guard key.count <= ReadSlots.maximumKeyLength else { return nil }
@@ -170,7 +170,7 @@ package final class ReadSlots: @unchecked Sendable {
 
     /// Remembers the cache's value for a key at `position` (holding the cache's lock), when it
     /// is a plain value and the key is short enough; otherwise leaves the slot as it is.
-    package func fill(
+    func fill(
         hash: UInt64, key: UnsafeBufferPointer<UInt8>, value: PropertyListValue?, position: UInt64
     ) {
         guard key.count <= Self.maximumKeyLength else { return }

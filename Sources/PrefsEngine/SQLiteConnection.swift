@@ -10,29 +10,29 @@ import Foundation
 ///
 /// Not thread-safe by itself: ``SQLiteStore`` uses it under its own lock (the connection is
 /// opened with `SQLITE_OPEN_NOMUTEX`).
-package final class SQLiteConnection {
+final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
-    package let path: String
+    let path: String
 
     /// A failure reported by SQLite: its result code and message.
-    package struct Failure: Error, CustomStringConvertible {
-        package let code: Int32
-        package let message: String
+    struct Failure: Error, CustomStringConvertible {
+        let code: Int32
+        let message: String
         /// The `errno` of SQLite's last failed system call (`sqlite3_system_errno`), or 0.
-        package var systemErrno: Int32 = 0
+        var systemErrno: Int32 = 0
 
         /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT` …) without extended bits.
-        package var primaryCode: Int32 { code & 0xFF }
-        package var description: String { "\(message) (SQLite code \(code))" }
+        var primaryCode: Int32 { code & 0xFF }
+        var description: String { "\(message) (SQLite code \(code))" }
     }
 
     /// The largest text or blob SQLite's C interface takes (its lengths are `Int32`); larger ones
     /// are refused with `SQLITE_TOOBIG` before reaching C.
-    package static let maximumBindLength = Int(Int32.max)
+    static let maximumBindLength = Int(Int32.max)
 
     /// A value to bind to a statement parameter.
-    package enum Parameter {
+    enum Parameter {
         case text(String)
         case blob(Data)
         /// A blob's bytes in memory that stays valid for the call (bound without a copy of our own:
@@ -50,7 +50,7 @@ package final class SQLiteConnection {
     /// `immutable` (read-only only) promises SQLite that nobody changes the file, so it needs no `-shm`
     /// file: the only way to read a WAL database on a read-only file system.
     /// `create` (read-write only) makes the file when it is missing.
-    package init(path: String, readOnly: Bool = false, immutable: Bool = false, create: Bool = true) throws {
+    init(path: String, readOnly: Bool = false, immutable: Bool = false, create: Bool = true) throws {
         self.path = path
         var flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
@@ -79,7 +79,7 @@ package final class SQLiteConnection {
         close()
     }
 
-    package func close() {
+    func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
         if let handle { sqlite3_close_v2(handle) }
@@ -87,7 +87,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs SQL without parameters or results (several statements allowed).
-    package func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &error)
         if result != SQLITE_OK {
@@ -101,7 +101,7 @@ package final class SQLiteConnection {
     ///
     /// `row` does not escape (an optional closure would): what it captures stays on the stack,
     /// without a heap box and an exclusivity check per access (a tenth of opening a large store).
-    package func run(_ sql: String, _ parameters: [Parameter] = [], row: (Row) throws -> Void = { _ in })
+    func run(_ sql: String, _ parameters: [Parameter] = [], row: (Row) throws -> Void = { _ in })
         throws
     {
         let statement = try prepared(sql)
@@ -168,21 +168,21 @@ package final class SQLiteConnection {
     }
 
     /// The first column of the first row as an integer, or `nil` when there is no row.
-    package func integer(_ sql: String, _ parameters: [Parameter] = []) throws -> Int64? {
+    func integer(_ sql: String, _ parameters: [Parameter] = []) throws -> Int64? {
         var value: Int64?
         try run(sql, parameters) { row in if value == nil { value = row.integer(0) } }
         return value
     }
 
     /// The first column of the first row as text, or `nil`.
-    package func text(_ sql: String) throws -> String? {
+    func text(_ sql: String) throws -> String? {
         var value: String?
         try run(sql) { row in if value == nil { value = row.text(0) } }
         return value
     }
 
     /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
-    package func setBusyTimeout(milliseconds: Int32) {
+    func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
@@ -192,7 +192,7 @@ package final class SQLiteConnection {
     /// The busy timeout alone is not enough: SQLite returns `SQLITE_BUSY` at once, without calling
     /// the busy handler, in some cases (another connection switching the file to WAL or recovering
     /// it, for example). Only use it around steps that leave nothing behind when they fail.
-    package func retryingWhileBusy<Result>(timeout: Duration, _ body: () throws -> Result) throws -> Result {
+    func retryingWhileBusy<Result>(timeout: Duration, _ body: () throws -> Result) throws -> Result {
         let deadline = ContinuousClock.now + timeout
         var pause = 1
         while true {
@@ -227,25 +227,25 @@ package final class SQLiteConnection {
     }
 
     /// One result row, valid only inside the `row` closure of ``run(_:_:row:)``.
-    package struct Row {
+    struct Row {
         fileprivate let statement: OpaquePointer
 
-        package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-        package func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
-        package func text(_ column: Int32) -> String {
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
         /// The text's UTF-8 bytes in place, as stored, valid until the next step (no copy).
-        package func textBytes(_ column: Int32) -> UnsafeRawBufferPointer {
+        func textBytes(_ column: Int32) -> UnsafeRawBufferPointer {
             guard let pointer = sqlite3_column_text(statement, column) else {
                 return UnsafeRawBufferPointer(start: nil, count: 0)
             }
             return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
         }
         /// The blob's bytes in place, valid until the next step (no copy).
-        package func blobBytes(_ column: Int32) -> UnsafeRawBufferPointer {
+        func blobBytes(_ column: Int32) -> UnsafeRawBufferPointer {
             let count = Int(sqlite3_column_bytes(statement, column))
             guard count > 0, let pointer = sqlite3_column_blob(statement, column) else {
                 return UnsafeRawBufferPointer(start: nil, count: 0)

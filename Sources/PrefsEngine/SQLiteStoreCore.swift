@@ -9,10 +9,10 @@ extension StoreEngine {
     ///
     /// (`@unchecked Sendable`: a connection is not thread-safe, and is only ever used under the
     /// lock of the `Locked` that holds this value.)
-    package struct Database: @unchecked Sendable {
+    struct Database: @unchecked Sendable {
         /// Open inside `withDatabase`; a store with a journal closes it between uses (see
         /// `StoreConnection.withDatabase`).
-        package var connection: SQLiteConnection
+        var connection: SQLiteConnection
         /// The file the connection opened, to notice when the path names another one.
         let file: FileIdentity?
         /// Set when the store closed the connection; nothing runs on it after that.
@@ -27,8 +27,8 @@ extension StoreEngine {
     }
 
     /// What reads answer from: every value, and how far into the journal it is.
-    package struct Cache {
-        package var values: KeyTable
+    struct Cache {
+        var values: KeyTable
         /// Every record up to this sequence number is applied.
         var position: Journal.Position
     }
@@ -63,7 +63,7 @@ package final class SQLiteStoreCore: Sendable {
     private let writer: TransactionLock<WriterState>
     /// Asked before every write: is the file at the path still the one opened.
     let fileCheck: OpenedFileCheck
-    package let sqlite: StoreConnection
+    let sqlite: StoreConnection
     let cache: StoreCache
     package let checkpointer: Checkpointer
     package var observers: StoreObservers { cache.observers }

@@ -13,25 +13,25 @@ package struct SQLiteStoreFaults: Sendable {
     package var atCheckpointStep: (@Sendable (StoreEngine.CheckpointStep) -> Void)?
     /// A background checkpoint's expiring activity expires at this step (as when the system
     /// suspends the app): only `.beforeCommit` is checked.
-    package var expireAtCheckpointStep: StoreEngine.CheckpointStep?
+    var expireAtCheckpointStep: StoreEngine.CheckpointStep?
     /// Stands in for the system's expiring activities (`performExpiringActivity`): called with
     /// the reason and the block, which it calls with `false` to run the work and `true` to refuse
     /// it or take the time back, on threads of its choosing, as iOS does.
-    package var expiringActivity: (@Sendable (String, @escaping @Sendable (Bool) -> Void) -> Void)?
+    var expiringActivity: (@Sendable (String, @escaping @Sendable (Bool) -> Void) -> Void)?
     /// The journal's size at which a write moves it into SQLite itself (64 MiB unless set: a test
     /// reaches a smaller one sooner).
-    package var journalLimit: Int?
+    var journalLimit: Int?
     /// How long a refused background checkpoint waits before it asks again (1 s unless set).
-    package var refusedCheckpointRetry: Duration?
+    var refusedCheckpointRetry: Duration?
     /// Called after opening has read the rows and before its read transaction ends.
-    package var afterLoadingRows: (@Sendable () -> Void)?
+    var afterLoadingRows: (@Sendable () -> Void)?
     /// Called when a read without the journal's lock has read where the records end and is
     /// about to copy them (another store's checkpoint may move them then).
-    package var beforeCopyingRecords: (@Sendable () -> Void)?
+    var beforeCopyingRecords: (@Sendable () -> Void)?
     /// Asked after each read of SQLite's changed rows: `true` makes the read see nothing newer
     /// than the cache (as an immutable connection through a read-only mount once did, a moment
     /// after a checkpoint committed, while the checkpoint was still in the WAL).
-    package var seeOlderRows: (@Sendable () -> Bool)?
+    var seeOlderRows: (@Sendable () -> Bool)?
 
     package init() {}
 }

@@ -113,7 +113,7 @@ package enum StoredRead: Sendable {
     case cache(PropertyListValue?)
 
     /// The stored value, whichever answered.
-    package var value: PropertyListValue? {
+    var value: PropertyListValue? {
         switch self {
         case .slot(let answer): answer.value
         case .cache(let value): value

@@ -18,7 +18,7 @@ import PrefsSupport
 ///     try connection.perform { try StoreConnection.checkpointedSequence(database.connection) }
 /// }
 /// ```
-package final class StoreConnection: Sendable {
+final class StoreConnection: Sendable {
     let path: String
     private let options: StoreEngine.Settings
     private let database: Locked<StoreEngine.Database>
@@ -42,7 +42,7 @@ package final class StoreConnection: Sendable {
 
     /// Runs `body` holding the connection (which is valid only inside `body`), opening it first
     /// when it is closed between uses; throws `.closed` once the store has closed it.
-    package func withDatabase<Result>(
+    func withDatabase<Result>(
         during operation: String, _ body: (inout StoreEngine.Database) throws -> Result
     )
         throws -> Result
@@ -92,7 +92,7 @@ package final class StoreConnection: Sendable {
     }
 
     /// Runs a SQLite call, turning its failure into an ``StoreError`` naming this file.
-    package func perform<Result>(_ body: () throws -> Result) throws -> Result {
+    func perform<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let failure as SQLiteConnection.Failure {

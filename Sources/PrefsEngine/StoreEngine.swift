@@ -24,10 +24,10 @@ package enum StoreEngine {
         /// A damaged database is moved aside and an empty one made, instead of an error.
         package var recreateOnCorruption = false
         /// How long a write, a checkpoint or opening waits for another holder of the store.
-        package var busyTimeout: Duration
+        var busyTimeout: Duration
         /// Where notices go that nothing else reports: a journal repaired, a file moved aside,
         /// values this release cannot decode.
-        package var report: Journal.Reporter
+        var report: Journal.Reporter
         /// Gives the store's files at a path their protection class (data protection on Apple's
         /// mobile platforms; nothing elsewhere).
         package var protectFiles: @Sendable (_ path: String) -> Void = { _ in }

@@ -45,14 +45,14 @@ package enum SystemCall {
     }
 
     /// `pread(2)`: the bytes read, or -1 with `errno` set.
-    package static func pread(
+    static func pread(
         _ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int
     ) -> Int {
         retrying { Foundation.pread(descriptor, buffer, count, off_t(offset)) }
     }
 
     /// `pwrite(2)`: the bytes written, or -1 with `errno` set.
-    package static func pwrite(
+    static func pwrite(
         _ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int, at offset: Int
     ) -> Int {
         retrying { Foundation.pwrite(descriptor, buffer, count, off_t(offset)) }
@@ -69,7 +69,7 @@ package enum SystemCall {
     }
 
     /// `fstat(2)`: the file's metadata, or `nil` with `errno` set.
-    package static func fstat(_ descriptor: Int32) -> FileStatus? {
+    static func fstat(_ descriptor: Int32) -> FileStatus? {
         var info = FileStatus()
         return retrying { Foundation.fstat(descriptor, &info) } == 0 ? info : nil
     }
@@ -81,29 +81,28 @@ package enum SystemCall {
     }
 
     /// `lstat(2)`: the metadata of `path` itself (a link is not followed), or `nil` with `errno`.
-    package static func lstat(_ path: String) -> FileStatus? {
+    static func lstat(_ path: String) -> FileStatus? {
         var info = FileStatus()
         return retrying { Foundation.lstat(path, &info) } == 0 ? info : nil
     }
 
     /// `ftruncate(2)`: true when the file now has `size` bytes.
-    package static func ftruncate(_ descriptor: Int32, _ size: Int) -> Bool {
+    static func ftruncate(_ descriptor: Int32, _ size: Int) -> Bool {
         retrying { Foundation.ftruncate(descriptor, off_t(size)) } == 0
     }
 
     /// `fsync(2)`: true when the file reached the medium (as far as `fsync` goes).
-    package static func fsync(_ descriptor: Int32) -> Bool {
+    static func fsync(_ descriptor: Int32) -> Bool {
         retrying { Foundation.fsync(descriptor) } == 0
     }
 
     /// `rename(2)`: true when `from` is now at `to`.
-    package static func rename(_ from: String, _ to: String) -> Bool {
+    static func rename(_ from: String, _ to: String) -> Bool {
         retrying { Foundation.rename(from, to) } == 0
     }
 
     /// `mmap(2)` of `count` bytes of the file, shared: the mapping, or `nil` with `errno` set.
-    package static func mapShared(_ descriptor: Int32, count: Int, writable: Bool) -> UnsafeMutableRawPointer?
-    {
+    static func mapShared(_ descriptor: Int32, count: Int, writable: Bool) -> UnsafeMutableRawPointer? {
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
         guard let mapping = mmap(nil, count, protection, MAP_SHARED, descriptor, 0),
             mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
@@ -112,7 +111,7 @@ package enum SystemCall {
     }
 
     /// `munmap(2)`.
-    package static func unmap(_ mapping: UnsafeMutableRawPointer, count: Int) {
+    static func unmap(_ mapping: UnsafeMutableRawPointer, count: Int) {
         _ = munmap(mapping, count)
     }
 
