@@ -10,6 +10,7 @@ import PrefsSupport
 /// asking the queue itself with `FIONREAD`, 0.37–0.45 for `fstat`).
 ///
 /// ```swift
+/// let descriptor = open("/tmp/app.sqlite", O_RDONLY)
 /// if let events = FileEvents.shared, let watch = events.watch(descriptor) {
 ///     let mark = events.discardWaiting()  // then look at the file itself
 ///     if events.isQuiet(since: mark) { /* nothing happened to it since */ }

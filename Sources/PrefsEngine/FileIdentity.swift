@@ -3,6 +3,7 @@ import Foundation
 /// A file's device and inode: what stays the same while a path keeps naming the same file.
 ///
 /// ```swift
+/// let descriptor = open(path, O_RDONLY)
 /// FileIdentity(path: path) == FileIdentity(descriptor: descriptor)  // the path still names it
 /// ```
 package struct FileIdentity: Hashable, Sendable {

@@ -5,7 +5,7 @@ enum FileKind {
     /// What is wrong with a file of mode `mode` where the store wants a regular file, or `nil`.
     ///
     /// ```swift
-    /// FileKind.problem(mode: info.st_mode)  // "it is a symbolic link"
+    /// FileKind.problem(mode: S_IFLNK | 0o644)  // "it is a symbolic link"
     /// ```
     static func problem(mode: mode_t) -> String? {
         switch mode & S_IFMT {

@@ -5,7 +5,7 @@ import Foundation
 /// to and what happened.
 ///
 /// ```swift
-/// throw JournalError(.cannotOpen, path: databasePath, "the journal is a directory")
+/// throw JournalError(.cannotOpen, path: "/tmp/app.sqlite", "the journal is a directory")
 /// ```
 ///
 /// It is also the one place where a failed system call becomes an error: the message names what

@@ -199,6 +199,7 @@ package struct RecordWriter {
 /// The memory is never cut to the record's size (an array cut and grown again on every write cost
 /// as much as writing the record): the record is its first ``count`` bytes.
 ///
+/// <!-- swift: not compiled (inside a commit: a writer filled, the journal's lock held) -->
 /// ```swift
 /// var record = writer.sealedUnnumbered()
 /// record.number(sequence: journal.sequence + 1)

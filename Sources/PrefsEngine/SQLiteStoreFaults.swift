@@ -4,8 +4,8 @@ import PrefsModel
 /// never sets it, and a store without it runs no extra code but a `nil` check at each step).
 ///
 /// ```swift
-/// var options = StoreEngine.Settings()
-/// options.faults.atCheckpointStep = { step in if step == .afterCommit { kill(getpid(), SIGKILL) } }
+/// var faults = SQLiteStoreFaults()
+/// faults.atCheckpointStep = { step in if step == .afterCommit { kill(getpid(), SIGKILL) } }
 /// ```
 package struct SQLiteStoreFaults: Sendable {
     /// Called at each step of a checkpoint (`.duringMove` only when set: the copy of the records

@@ -87,10 +87,16 @@ extension SQLiteStore {
     }
 }
 
+/// Where the store meets its engine (`PrefsEngine`, which holds the journal, the cache, the
+/// connection to SQLite and the commit, read and checkpoint paths): the options in the engine's
+/// terms, its notices handed to the store's diagnostics.
 extension SQLiteStore.Options {
     /// The options in the engine's terms.
     var engineSettings: StoreEngine.Settings {
-        var settings = StoreEngine.Settings(busyTimeout: busyTimeout, report: Journal.reporter(diagnostics))
+        let diagnostics = diagnostics
+        var settings = StoreEngine.Settings(busyTimeout: busyTimeout) { path, message in
+            diagnostics.report(PreferenceIssue(key: "", store: path, kind: .storeNotice(message)))
+        }
         settings.powerSafe = durability == .powerSafe
         settings.recreateOnCorruption = recreateOnCorruption
         settings.protectFiles = { [fileProtection] path in fileProtection.apply(toStoreAt: path) }
