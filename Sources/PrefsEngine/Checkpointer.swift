@@ -8,7 +8,7 @@ import PrefsSupport
 /// ``SQLiteStoreCore/checkpointThreshold``, in line when it is past the limit, on `flush()` and
 /// when the store closes.
 ///
-/// Its steps, each a place a test can stop a process at (``SQLiteStore/CheckpointStep``): take
+/// Its steps, each a place a test can stop a process at (``StoreEngine/CheckpointStep``): take
 /// SQLite's write lock (`BEGIN IMMEDIATE`), drop what an earlier checkpoint committed but did not
 /// drop, snapshot the journal's end, upsert each key's last value, commit (`.beforeCommit`,
 /// `.afterCommit`), then drop the records moved, keeping those written meanwhile (`.duringMove`,

@@ -30,7 +30,7 @@ public struct StoreTransaction {
     /// A transaction over a cache of stored values, read key by key under its lock (no copy of the
     /// whole cache per transaction).
     ///
-    /// <!-- swift: not compiled (package API: Locked is in PrefsEngine, which is not a product) -->
+    /// <!-- swift: not compiled (package API: Locked is in PrefsSupport, which is not a product) -->
     /// ```swift
     /// let cache = Locked<[StoreKey: PropertyListValue]>([:])
     /// var t = StoreTransaction(reading: cache)

@@ -140,6 +140,18 @@ import PrefsSupport
             }
         }
 
+        /// Runs `body`, which makes or upgrades tables, in a transaction holding the advisory lock
+        /// `advisoryLock`: concurrent `CREATE TABLE IF NOT EXISTS` can still collide, so one
+        /// process at a time.
+        func preparingSchema(advisoryLock: Int64, _ body: () throws -> Void) throws {
+            // "relation already exists, skipping" notices are not worth a line on stderr.
+            try run("SET client_min_messages = warning")
+            try inTransaction {
+                try run("SELECT pg_advisory_xact_lock(\(advisoryLock))")
+                try body()
+            }
+        }
+
         /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
         func inTransaction<Result>(_ body: () throws -> Result) throws -> Result {
             try run("BEGIN")

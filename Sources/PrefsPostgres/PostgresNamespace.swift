@@ -4,6 +4,24 @@ import PrefsSupport
     import Foundation
     import Prefs
 
+    /// Refuses a namespace `PostgresStore` or `PostgresRemote` (named by `store`) cannot take:
+    /// empty, longer than ``PostgresStore/maximumNamespaceBytes`` bytes of UTF-8, with a NUL
+    /// character, or with a line break where `allowingLineBreaks` is false (`PostgresStore` has
+    /// refused them since its first release; `PostgresRemote` never did).
+    func checkNamespace(_ namespace: String, allowingLineBreaks: Bool, store: String) throws {
+        let limit = PostgresStore.maximumNamespaceBytes
+        guard !namespace.isEmpty, allowingLineBreaks || !namespace.contains("\n"),
+            !namespace.utf8.contains(0),
+            namespace.utf8.count <= limit
+        else {
+            throw StoreError(
+                kind: .invalidNamespace, store: store,
+                message:
+                    "a namespace must be non-empty, at most \(limit) bytes of UTF-8 (this one has \(namespace.utf8.count)), without \(allowingLineBreaks ? "" : "line breaks or ")NUL characters"
+            )
+        }
+    }
+
     /// One row of `prefs_entries` as the cache applies it: a value, or `nil` for a removal, and the
     /// sequence number of the write that made it.
     struct EntryRow: Equatable {

@@ -66,15 +66,7 @@ import PrefsSupport
                 throw StoreError(kind: .connectionFailed, store: "PostgresRemote", message: failure.message)
             }
             description = "PostgresRemote(\(secrets.safeDescription), namespace: \(namespace))"
-            guard !namespace.isEmpty, !namespace.utf8.contains(0),
-                namespace.utf8.count <= PostgresStore.maximumNamespaceBytes
-            else {
-                throw StoreError(
-                    kind: .invalidNamespace, store: description,
-                    message:
-                        "a namespace must be non-empty, at most \(PostgresStore.maximumNamespaceBytes) bytes of UTF-8, without NUL characters"
-                )
-            }
+            try checkNamespace(namespace, allowingLineBreaks: true, store: description)
             self.url = url
             self.namespace = namespace
             self.diagnostics = diagnostics
@@ -330,9 +322,7 @@ import PrefsSupport
     /// at once), beside `PostgresStore`'s tables.
     enum SyncSchema {
         static func prepare(_ connection: PostgresConnection) throws {
-            try connection.run("SET client_min_messages = warning")
-            try connection.inTransaction {
-                try connection.run("SELECT pg_advisory_xact_lock(7370216)")
+            try connection.preparingSchema(advisoryLock: 7_370_216) {
                 try connection.run(
                     """
                     CREATE TABLE IF NOT EXISTS prefs_sync (

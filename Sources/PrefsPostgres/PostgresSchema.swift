@@ -12,11 +12,7 @@
         static let version = 2
 
         static func prepare(_ connection: PostgresConnection) throws {
-            // "relation already exists, skipping" notices are not worth a line on stderr.
-            try connection.run("SET client_min_messages = warning")
-            try connection.inTransaction {
-                // Concurrent CREATE TABLE IF NOT EXISTS can still collide; one process at a time.
-                try connection.run("SELECT pg_advisory_xact_lock(7370215)")
+            try connection.preparingSchema(advisoryLock: 7_370_215) {
                 try connection.run(
                     """
                     CREATE TABLE IF NOT EXISTS prefs_entries (

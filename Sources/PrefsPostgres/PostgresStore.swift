@@ -74,15 +74,7 @@
                     kind: .connectionFailed, store: "PostgresStore", message: failure.message)
             }
             let description = "PostgresStore(\(secrets.safeDescription), namespace: \(namespace))"
-            guard !namespace.isEmpty, !namespace.contains("\n"), !namespace.utf8.contains(0),
-                namespace.utf8.count <= Self.maximumNamespaceBytes
-            else {
-                throw StoreError(
-                    kind: .invalidNamespace, store: description,
-                    message:
-                        "a namespace must be non-empty, at most \(Self.maximumNamespaceBytes) bytes of UTF-8 (this one has \(namespace.utf8.count)), without line breaks or NUL characters"
-                )
-            }
+            try checkNamespace(namespace, allowingLineBreaks: false, store: description)
             self.namespace = namespace
             self.description = description
             shared = Shared(namespace: namespace, description: description, diagnostics: diagnostics)

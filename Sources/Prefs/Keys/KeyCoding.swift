@@ -112,12 +112,15 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
     /// `UserDefaults`' conversion of what is stored (which includes the type's own form), or
     /// else what the type reads itself.
     static func likeUserDefaults() -> KeyCoding where Value: UserDefaultsReadable {
-        KeyCoding(
+        // Every standard type of `UserDefaultsReadable` has the conversions; a type of the user's
+        // (the protocol has no requirement) reads its own form alone.
+        let loose = Value.self as? any LooseReading.Type
+        return KeyCoding(
             read: { stored in
-                // Every standard type of `UserDefaultsReadable` has the conversions; a type of
-                // the user's (the protocol has no requirement) reads its own form alone.
-                if let loose = Value.self as? any LooseReading.Type,
-                    let value = loose.readLikeUserDefaults(stored) as? Value
+                // Unwrapped before the cast: a `nil` (no conversion) cast to an optional `Value`
+                // would succeed, as `.some(nil)`, and hide the type's own reading.
+                if let loose, let converted = loose.readLikeUserDefaults(stored),
+                    let value = converted as? Value
                 {
                     return value
                 }

@@ -28,7 +28,7 @@ import Foundation
 public protocol UserDefaultsReadable: PreferenceValue {}
 
 /// What `UserDefaults`' getters do, for the standard types of ``UserDefaultsReadable``.
-protocol LooseReading {
+protocol LooseReading: Sendable {
     /// The value `UserDefaults`' getter for this type gives for `stored`, or `nil` where it
     /// gives nothing (the key then reads as its default).
     static func readLikeUserDefaults(_ stored: PropertyListValue) -> Self?

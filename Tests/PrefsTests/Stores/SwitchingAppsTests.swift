@@ -231,6 +231,20 @@ private enum RefreshInterval: Int, PreferenceValue {
             withRootObject: NSURL(string: "https://example.com/a")!, requiringSecureCoding: true)
         try prefs.store.setValue(.data(archive), forKey: "folder")
         #expect(prefs[key] == URL(string: "https://example.com/a"))
+        // Defaults' JSON string: no conversion of UserDefaults' takes it, the type's own reading does.
+        try prefs.store.setValue(.string("\"https:\\/\\/example.com\\/b\""), forKey: "folder")
+        #expect(prefs[key] == URL(string: "https://example.com/b"))
+    }
+
+    /// An optional key read like `UserDefaults` still falls back, reported, when neither the
+    /// conversions nor the type's own reading take the stored value: it never reads as `nil`.
+    @Test func anOptionalForgivingKeyReportsAValueNothingReads() throws {
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(MemoryStore(["count": .data(Data([1])), "name": .date(.now)]))
+        #expect(prefs[Preferences.Key<Int?>("count", reading: .likeUserDefaults)] == nil)
+        #expect(prefs[Preferences.Key<String?>("name", reading: .likeUserDefaults)] == nil)
+        #expect(issues.issues.map(\.key) == ["count", "name"])
+        #expect(issues.issues.allSatisfy { if case .readFellBackToDefault = $0.kind { true } else { false } })
     }
 
     // MARK: - Item 4: registered defaults are not stored values
