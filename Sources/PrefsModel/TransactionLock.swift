@@ -18,12 +18,12 @@ import PrefsSupport
 package final class TransactionLock<State>: @unchecked Sendable {
     // Who holds the lock lives in an object of its own, which the wait graph (deadlock
     // detection) refers to without knowing the state's type.
-    private let ownership = Ownership()
-    private let store: String
-    private let timeout: Duration
+    @usableFromInline let ownership = Ownership()
+    @usableFromInline let store: String
+    @usableFromInline let timeout: Duration
     // Touched only while `ownership.mutex` is held. In memory of its own rather than a stored
     // `var`, so an access needs no run-time exclusivity check (the lock makes it exclusive).
-    private let state: UnsafeMutablePointer<State>
+    @usableFromInline let state: UnsafeMutablePointer<State>
 
     /// A lock around `state`, for the store `store` (named in messages), that waits at most
     /// `timeout` for another thread's transaction.
@@ -44,6 +44,7 @@ package final class TransactionLock<State>: @unchecked Sendable {
     /// Stops the program when this thread already holds it (`operation`, such as "a write", is
     /// named in the message), and throws ``StoreError`` (`.busy`) when another thread holds it
     /// longer than the timeout, and (`.deadlock`) when waiting would close a cycle.
+    @inlinable
     package func withLock<Result>(during operation: String, _ body: (inout State) throws -> Result) throws
         -> Result
     {
@@ -79,14 +80,15 @@ package final class TransactionLock<State>: @unchecked Sendable {
 }
 
 /// The mutex of a ``TransactionLock`` and the thread holding it.
-private final class Ownership: @unchecked Sendable {
+@usableFromInline
+final class Ownership: @unchecked Sendable {
     let mutex = NSLock()
     /// The thread holding `mutex`, 0 when none: written only by that thread (while it holds
     /// `mutex`), so a thread always reads its own writes; another thread that learned through a
     /// lock that the holder let go (``WaitGraph``) reads that too.
     private let holder: UnsafeMutablePointer<UInt64>
 
-    enum Outcome { case acquired, timedOut, deadlock }
+    @usableFromInline enum Outcome { case acquired, timedOut, deadlock }
 
     init() {
         holder = .allocate(capacity: 1)
@@ -95,7 +97,7 @@ private final class Ownership: @unchecked Sendable {
 
     deinit { holder.deallocate() }
 
-    func acquire(timeout: Duration) -> Outcome {
+    @usableFromInline func acquire(timeout: Duration) -> Outcome {
         if !mutex.try() {
             // About to wait: a wait that would close a cycle of this process's transactions
             // (each thread holding a lock the next one waits for) would never end.
@@ -109,7 +111,7 @@ private final class Ownership: @unchecked Sendable {
         return .acquired
     }
 
-    func release() {
+    @usableFromInline func release() {
         prefs_atomic_store64_relaxed(holder, 0)
         mutex.unlock()
     }
@@ -119,7 +121,9 @@ private final class Ownership: @unchecked Sendable {
         return thread == 0 ? nil : UInt(thread)
     }
 
-    var isHeldByCurrentThread: Bool { prefs_atomic_load64_relaxed(holder) == UInt64(currentThreadID()) }
+    @usableFromInline var isHeldByCurrentThread: Bool {
+        prefs_atomic_load64_relaxed(holder) == UInt64(currentThreadID())
+    }
 }
 
 /// Which thread of the process waits for which transaction lock: enough to see a cycle the
