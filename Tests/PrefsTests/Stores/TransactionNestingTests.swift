@@ -127,4 +127,32 @@ import Testing
         let results = outcomes.withLock { $0 }
         #expect(results.sorted() == ["deadlock", "done"], "\(results)")
     }
+
+    /// Another thread's transaction held past the lock's timeout: the waiting transaction fails
+    /// with `.busy`, naming the store, and its body never runs.
+    @Test func aTransactionHeldPastTheTimeoutFailsAsBusy() throws {
+        let store = MemoryStore(lockTimeout: .milliseconds(50))
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holderDone = DispatchGroup()
+        holderDone.enter()
+        Thread.detachNewThread {
+            defer { holderDone.leave() }
+            try? store.transaction { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        let bodyRan = Locked(false)
+        #expect {
+            try store.transaction { _ in bodyRan.withLock { $0 = true } }
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .busy && error.store == "MemoryStore" && error.message.contains("more than")
+        }
+        release.signal()
+        holderDone.wait()
+        #expect(!bodyRan.withLock { $0 })
+    }
 }
