@@ -1,42 +1,67 @@
 import Foundation
 
 #if os(macOS) || os(Linux)
-    /// The folder the package's executables were built into, found the same way on every platform:
-    /// beside the test bundle (macOS runs tests in a helper process, so `argv[0]` points into the
-    /// toolchain there), else beside the test executable (Linux), else `PREFS_TEST_PRODUCTS`.
+    /// The folder the package's executables were built into: `PREFS_TEST_PRODUCTS` when set, else
+    /// the folder of the binary these tests run in (or one above it, out of `*.xctest/Contents/MacOS`),
+    /// else the package's own `.build/debug`, found from this file's path.
+    ///
+    /// The running binary is asked for itself (`/proc/self/exe` on Linux; on macOS the image holding
+    /// this code, from `dladdr`): on macOS the tests run inside a helper of the toolchain (`xctest`,
+    /// `swiftpm-testing-helper`), so `argv[0]` points there, and `Bundle.allBundles` need not list
+    /// the test bundle.
     ///
     /// ```swift
     /// let helper = Products.executable("PrefsTestHelper")
     /// ```
     public enum Products {
-        /// The products folder (`.build/debug` or `.build/<triple>/debug`).
-        public static let folder: URL = {
+        /// Every folder looked in, in order.
+        public static let searched: [URL] = {
             if let given = ProcessInfo.processInfo.environment["PREFS_TEST_PRODUCTS"] {
-                return URL(fileURLWithPath: given)
+                return [URL(fileURLWithPath: given)]
             }
-            var candidates: [URL] = []
-            // macOS: the `.xctest` bundle that holds the tests sits in the products folder.
-            for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-                candidates.append(bundle.bundleURL.deletingLastPathComponent())
-            }
-            // Linux: the test executable is itself `…/debug/PrefsPackageTests.xctest`.
-            for start in [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
-                guard var folder = start?.resolvingSymlinksInPath() else { continue }
+            var binaries: [URL] = []
+            #if os(Linux)
+                if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+                    binaries.append(URL(fileURLWithPath: exe))
+                }
+            #else
+                // The test bundle's own image (Glibc does not export `dladdr` to Swift).
+                var image = Dl_info()
+                if dladdr(#dsohandle, &image) != 0, let name = image.dli_fname {
+                    binaries.append(URL(fileURLWithPath: String(cString: name)))
+                }
+            #endif
+            if let main = Bundle.main.executableURL { binaries.append(main) }
+            var folders: [URL] = []
+            for binary in binaries {
+                // `…/debug/X.xctest` (Linux), `…/debug/X.xctest/Contents/MacOS/X` (macOS).
+                var folder = binary.resolvingSymlinksInPath()
                 for _ in 0..<4 {
                     folder.deleteLastPathComponent()
-                    candidates.append(folder)
+                    folders.append(folder)
                 }
             }
-            return candidates.first {
-                FileManager.default.isExecutableFile(
-                    atPath: $0.appendingPathComponent("PrefsTestHelper").path)
-            }
-                ?? candidates.first ?? URL(fileURLWithPath: ".")
+            // Tests/PrefsTestSupport/ChildProcess.swift → the package → `.build/debug`.
+            let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+            folders.append(package.appendingPathComponent(".build/debug").resolvingSymlinksInPath())
+            return folders
         }()
 
-        /// An executable of this package (`prefs`, `PrefsTestHelper` …).
+        /// The products folder (`.build/debug` or `.build/<triple>/debug`): the first searched that
+        /// holds `PrefsTestHelper`.
+        public static let folder: URL =
+            searched.first { has("PrefsTestHelper", in: $0) } ?? searched.first ?? URL(fileURLWithPath: ".")
+
+        /// An executable of this package (`prefs`, `PrefsTestHelper` …); ``ChildProcess/start(_:_:environment:input:)``
+        /// says where it was looked for when it is in none of the folders.
         public static func executable(_ name: String) -> URL {
-            folder.appendingPathComponent(name)
+            (has(name, in: folder) ? folder : searched.first { has(name, in: $0) } ?? folder)
+                .appendingPathComponent(name)
+        }
+
+        static func has(_ name: String, in folder: URL) -> Bool {
+            FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path)
         }
     }
 
@@ -86,6 +111,12 @@ import Foundation
         public static func start(
             _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: Data? = nil
         ) throws -> ChildProcess {
+            guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+                throw TestFailure(
+                    "no executable at \(executable.path); the package's were looked for in "
+                        + Products.searched.map(\.path).joined(separator: ", ")
+                        + " (build them with `swift build --build-tests`, or set PREFS_TEST_PRODUCTS)")
+            }
             let process = Process()
             process.executableURL = executable
             process.arguments = arguments
