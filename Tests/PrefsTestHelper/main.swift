@@ -16,6 +16,8 @@
 //   sqlite-indices PATH                  what sqlite-ack-writer left: each good index, "bad k<i>", "latest N"
 //   (PREFS_TEST_DURABILITY=powerSafe makes the sqlite-… modes' stores .powerSafe)
 //   standard-write KEY VALUE             write one string through Preferences.standard; print its path
+//   seed-article                         the seed article's sample on Preferences.standard, printing what it read
+//   namespace-shortcuts                  the enum-case style's typed shortcuts on Preferences.standard
 //   pg-write URL NAMESPACE PREFIX COUNT  as sqlite-write, on a PostgresStore
 //   pg-increment URL NAMESPACE KEY COUNT as sqlite-increment, on a PostgresStore
 //   pg-set URL NAMESPACE KEY VALUE       write one string to a PostgresStore
@@ -278,6 +280,7 @@ func sqliteSet() throws {
 
 /// The `standard-write` mode (see the list at the top).
 func standardWrite() throws {
+    // standard-ok: only Linux tests start this mode, with a throwaway XDG_CONFIG_HOME.
     try Preferences.standard.store.setValue(.string(argument(2)), forKey: argument(1))
     print(SQLiteStore.defaultPath())
 }
@@ -390,6 +393,8 @@ var modes: [String: () throws -> Void] = [
     "sqlite-nested-update": sqliteNestedUpdate,
     "sqlite-set": sqliteSet,
     "standard-write": standardWrite,
+    "seed-article": seedArticle,
+    "namespace-shortcuts": namespaceShortcuts,
     "publish-keys": publishKeys,
 ]
 #if PREFS_POSTGRESQL

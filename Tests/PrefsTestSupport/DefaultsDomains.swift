@@ -20,6 +20,7 @@ public struct ScratchDefaultsDomain: Sendable {
     /// Removes the domain from the user's defaults (a Mac's cfprefsd; elsewhere the tests'
     /// processes keep their defaults in a throwaway `XDG_CONFIG_HOME`, removed with it).
     public func remove() {
+        // standard-ok: removes only this scratch domain, named for one test, from the user's defaults.
         UserDefaults.standard.removePersistentDomain(forName: name)
         #if canImport(Darwin)
             CFPreferencesSynchronize(name as CFString, kCFPreferencesCurrentUser, kCFPreferencesAnyHost)

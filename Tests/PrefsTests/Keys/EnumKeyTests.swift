@@ -69,34 +69,25 @@ extension Preferences.Keys {
         #expect(issues.issues.map(\.key) == ["Account.age"])
     }
 
-    @Test func theTypedShortcutsReadTheStandardPreferences() throws {
-        enum ShortcutProbe: String, PreferenceKeyNamespace {
-            case text, number, real, flag, when, bytes, link, list, map
-            static var keyPrefix: String? { "PrefsTests.\(ProcessInfo.processInfo.processIdentifier)" }
+    /// The shortcuts (`string`, `int` …, and the forms without `in:`) read `Preferences.standard`
+    /// alone, which in the test process is the user's own: they run in the test helper
+    /// (`namespace-shortcuts`), on Linux only, with a throwaway `XDG_CONFIG_HOME`.
+    #if os(Linux)
+        @Test func theTypedShortcutsReadTheStandardPreferences() throws {
+            let home = try Helper.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let output = try Helper.run(["namespace-shortcuts"], configHome: home)
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(
+                output.stdout.components(separatedBy: "\n") == [
+                    "string: Zhuo", "int: 7", "double: 0.5", "bool: true", "date: 60.0", "data: [1]",
+                    "url: mailto:a@b.c", "array: \([PropertyListValue.integer(1), .integer(2)])",
+                    "dictionary: \(["a": PropertyListValue.bool(true)])",
+                    "int of a string: nil", "hasValue: true", "hasValue after remove: false",
+                    "value after remove: nil",
+                ])
+            let file = home.appendingPathComponent("prefs/PrefsTestHelper.sqlite").path
+            #expect(try SQLiteStore(path: file).value(forKey: "ShortcutProbe.number") == .integer(7))
         }
-        defer {
-            for key in [ShortcutProbe.text, .number, .real, .flag, .when, .bytes, .link, .list, .map] {
-                key.remove()
-            }
-        }
-        ShortcutProbe.text.store("Zhuo")
-        ShortcutProbe.number.store(7)
-        ShortcutProbe.real.store(0.5)
-        ShortcutProbe.flag.store(true)
-        ShortcutProbe.when.store(Date(timeIntervalSince1970: 60))
-        ShortcutProbe.bytes.store(Data([1]))
-        ShortcutProbe.link.store(URL(string: "mailto:a@b.c")!)
-        ShortcutProbe.list.store([1, 2])
-        ShortcutProbe.map.store(["a": true])
-        #expect(ShortcutProbe.text.string == "Zhuo")
-        #expect(ShortcutProbe.number.int == 7)
-        #expect(ShortcutProbe.real.double == 0.5)
-        #expect(ShortcutProbe.flag.bool == true)
-        #expect(ShortcutProbe.when.date == Date(timeIntervalSince1970: 60))
-        #expect(ShortcutProbe.bytes.data == Data([1]))
-        #expect(ShortcutProbe.link.url?.absoluteString == "mailto:a@b.c")
-        #expect(ShortcutProbe.list.array == [.integer(1), .integer(2)])
-        #expect(ShortcutProbe.map.dictionary == ["a": .bool(true)])
-        #expect(ShortcutProbe.text.int == nil, "a string is not an int")
-    }
+    #endif
 }
