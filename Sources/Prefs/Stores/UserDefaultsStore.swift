@@ -37,6 +37,8 @@ public final class UserDefaultsStore: PreferenceStore {
     // The domain as last seen, kept once someone observes, to find what a raw write changed.
     private let knownDomain = Locked<[StoreKey: PropertyListValue]?>(nil)
     private let notificationToken = Locked<NotificationToken?>(nil)
+    // The domain's estimated size, counted at the first write (see `DomainSizeLedger`).
+    private let ledger = Locked<DomainSizeLedger?>(nil)
     #if canImport(Darwin)
         // Watches the observed keys for other processes' writes, from the first keyed observation.
         private let keyWatcher = Locked<UserDefaultsKeyWatcher?>(nil)
@@ -49,7 +51,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// ```
     public static let standard = UserDefaultsStore(
         UserDefaults.standard,
-        domainName: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
+        domainName: UserDefaultsStore.appDomainName)
 
     /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
     ///
@@ -72,6 +74,10 @@ public final class UserDefaultsStore: PreferenceStore {
     /// persist writes by themselves).
     public let synchronizesEachWrite: Bool
 
+    /// The size in bytes the domain is kept under: a write that would take it there is refused
+    /// with ``StoreError`` of kind `.tooLarge` (see ``init(_:domainName:synchronizesEachWrite:sizeLimit:)``).
+    package let sizeLimit: Int
+
     /// A store over a given `UserDefaults`; `domainName` is the persistent domain its keys are
     /// listed from (when `nil`, every key the object sees is listed, registered defaults too).
     ///
@@ -82,10 +88,24 @@ public final class UserDefaultsStore: PreferenceStore {
     /// `synchronizesEachWrite: false` leaves writes in Foundation's memory until someone calls
     /// `synchronize()` (on Linux a crash or exit loses them): faster, and as plain `UserDefaults`
     /// behaves there.
-    public init(_ defaults: UserDefaults, domainName: String? = nil, synchronizesEachWrite: Bool = true) {
+    ///
+    /// `sizeLimit` is the size in bytes the domain is kept under, as a binary property list
+    /// (estimated from above); `nil` is the platform's limit: 1,000,000 on tvOS and watchOS, 4 MiB
+    /// elsewhere (Apple's `UserDefaults` drops writes past it, and tvOS ends the app; Linux takes
+    /// the same 4 MiB). A write or transaction that would take the domain to it is refused whole
+    /// with ``StoreError`` of kind `.tooLarge`; one that shrinks the domain is always taken.
+    public init(
+        _ defaults: UserDefaults, domainName: String? = nil, synchronizesEachWrite: Bool = true,
+        sizeLimit: Int? = nil
+    ) {
+        let sizeLimit = sizeLimit ?? Self.platformSizeLimit
+        precondition(
+            sizeLimit > 0, "UserDefaultsStore: sizeLimit must be a positive number of bytes, not \(sizeLimit)"
+        )
         self.defaults = defaults
         self.domainName = domainName
         self.synchronizesEachWrite = synchronizesEachWrite
+        self.sizeLimit = sizeLimit
         self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
         self.writeLock = TransactionLock(
             (), store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
@@ -359,13 +379,16 @@ public final class UserDefaultsStore: PreferenceStore {
         guard !writes.isEmpty else { return writes }
         try checkSpelling(of: writes.lazy.map(\.key))
         #if canImport(Darwin)
+            let projection = try checkSize(of: writes)
             recordAsKnown(writes)
             for (key, value) in writes { write(value, forKey: key.name) }
+            ledger.withLock { $0?.record(projection) }
         #else
             // (Mapped only when a value holds a date: a copy of the writes is an allocation.)
             let writes =
                 writes.contains { $0.value?.holdsDate ?? false }
                 ? writes.map { (key: $0.key, value: $0.value.map(Self.wholeSeconds)) } : writes
+            let projection = try checkSize(of: writes)
             recordAsKnown(writes)
             // Foundation on Linux keeps writes in memory until `synchronize()`; when that fails,
             // put the old values back so memory and disk agree and nothing half-written remains.
@@ -379,9 +402,64 @@ public final class UserDefaultsStore: PreferenceStore {
                 throw StoreError.userDefaults(
                     .writeFailed, suite: domainName, keys: writes.map(\.key).sorted().map(\.name))
             }
+            ledger.withLock { $0?.record(projection) }
         #endif
         return writes
     }
+
+    /// The domain's estimated size after `writes`, or ``StoreError`` (`.tooLarge`) when they
+    /// would take it to the limit and grow it.
+    ///
+    /// The domain is counted at the first write, and again when the count is old (other writers
+    /// may have added to it) and before a refusal, so that no write is refused on a stale count.
+    private func checkSize(
+        of writes: [(key: StoreKey, value: PropertyListValue?)]
+    ) throws -> (total: Int, sizes: [(key: StoreKey, size: Int?)]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        func refuses(_ projection: (total: Int, sizes: [(key: StoreKey, size: Int?)]), _ before: Int) -> Bool
+        {
+            projection.total >= sizeLimit && projection.total > before
+        }
+        return try ledger.withLock { stored in
+            var current: DomainSizeLedger
+            var counted = false
+            if let known = stored, !known.isStale(at: now, limit: sizeLimit) {
+                current = known
+            } else {
+                current = DomainSizeLedger(domain: persistentObjects(), at: now)
+                counted = true
+            }
+            var projection = current.projected(writes)
+            if refuses(projection, current.total) && !counted {
+                current = DomainSizeLedger(domain: persistentObjects(), at: now)
+                projection = current.projected(writes)
+            }
+            stored = current
+            guard refuses(projection, current.total) else { return projection }
+            throw tooLarge(writes, projection: projection)
+        }
+    }
+
+    /// The refusal of `writes`, naming the largest entry written.
+    private func tooLarge(
+        _ writes: [(key: StoreKey, value: PropertyListValue?)],
+        projection: (total: Int, sizes: [(key: StoreKey, size: Int?)])
+    ) -> StoreError {
+        let largest = projection.sizes.max { ($0.size ?? 0) < ($1.size ?? 0) } ?? projection.sizes[0]
+        return StoreError.domainTooLarge(
+            suite: domainName, keys: writes.map(\.key.name), largest: largest.key.name,
+            size: largest.size ?? 0,
+            total: projection.total, limit: sizeLimit)
+    }
+
+    /// The persistent domain the store lists: its own, or for a store without a domain name the
+    /// app's (`Bundle.main.bundleIdentifier`, else the process's name), never the global domain.
+    func persistentObjects() -> [String: Any] {
+        defaults.persistentDomain(forName: domainName ?? Self.appDomainName) ?? [:]
+    }
+
+    /// The app's own domain: `Bundle.main.bundleIdentifier`, else the process's name.
+    static var appDomainName: String { Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName }
 
     /// The value with every date cut to whole seconds, as Foundation's XML plist keeps it on Linux.
     static func wholeSeconds(_ value: PropertyListValue) -> PropertyListValue {
