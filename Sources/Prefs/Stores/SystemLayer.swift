@@ -19,10 +19,12 @@ import PrefsSupport
 /// ```
 ///
 /// The directories searched, first file found wins: `PREFS_SYSTEM_DIRS` (a `:`-separated list)
-/// when set; otherwise each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with `/prefs`
-/// appended, then `/etc/prefs`. A file that is not such a plist gives an empty layer; the reason
-/// is reported to the diagnostics when a ``Preferences`` is made with the layer, again when an
-/// observed layer's file is replaced by such a one, and `prefs describe DOMAIN` prints it. On Apple platforms, ``managed(_:)`` answers from
+/// when set; otherwise on Linux each directory of `XDG_CONFIG_DIRS` (default `/etc/xdg`) with
+/// `/prefs` appended, then `/etc/prefs`, and on Apple platforms none (an app looks at no system
+/// folder; managed preferences are the administrator's layer there). A file that is not such a
+/// plist gives an empty layer; the reason is reported to the diagnostics when a ``Preferences``
+/// is made with the layer, again when an observed layer's file is replaced by such a one, and
+/// `prefs describe DOMAIN` prints it. On Apple platforms, ``managed(_:)`` answers from
 /// `UserDefaults`' managed preferences (configuration profiles) instead: a key
 /// `objectIsForced(forKey:)` is locked.
 public final class SystemLayer: Sendable {
@@ -106,14 +108,22 @@ public final class SystemLayer: Sendable {
     }
 
     /// The directories searched for system files, from the environment (see ``SystemLayer``):
-    /// `["/etc/xdg/prefs", "/etc/prefs"]` by default.
-    package static func directories() -> [String] {
-        let environment = ProcessInfo.processInfo.environment
+    /// `["/etc/xdg/prefs", "/etc/prefs"]` by default on Linux, none on Apple platforms.
+    package static func directories(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> [String] {
         if let list = environment["PREFS_SYSTEM_DIRS"], !list.isEmpty {
             return list.split(separator: ":").map(String.init)
         }
-        let xdg = environment["XDG_CONFIG_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/xdg"
-        return xdg.split(separator: ":").map { "\($0)/prefs" } + ["/etc/prefs"]
+        #if canImport(Darwin)
+            // Linux's administrator folders are not an app's to look at (the privacy manifest's
+            // C617.1 covers the app's own containers only): Apple's administrator layer is
+            // managed preferences, `managed(_:)`.
+            return []
+        #else
+            let xdg = environment["XDG_CONFIG_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/xdg"
+            return xdg.split(separator: ":").map { "\($0)/prefs" } + ["/etc/prefs"]
+        #endif
     }
 
     /// The value an administrator locked `key` to, if any.

@@ -28,7 +28,8 @@ public final class UserDefaultsStore: PreferenceStore {
     /// (`nonisolated(unsafe)`: Foundation documents `UserDefaults` as thread-safe, but on Linux
     /// the class is not marked `Sendable`.)
     public nonisolated(unsafe) let defaults: UserDefaults
-    /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists every visible key.
+    /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists the app's own
+    /// (`Bundle.main.bundleIdentifier`, else the process's name).
     public let domainName: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
@@ -79,7 +80,7 @@ public final class UserDefaultsStore: PreferenceStore {
     package let sizeLimit: Int
 
     /// A store over a given `UserDefaults`; `domainName` is the persistent domain its keys are
-    /// listed from (when `nil`, every key the object sees is listed, registered defaults too).
+    /// listed from (when `nil`, the app's own domain: give a suite's name for a suite).
     ///
     /// ```swift
     /// let store = UserDefaultsStore(UserDefaults(suiteName: "tests")!, domainName: "tests")
@@ -135,7 +136,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Values of other domains that `UserDefaults` also reads (the global domain, command-line
     /// arguments) are not stored in the suite either. A store over a `UserDefaults` without a
-    /// domain name cannot tell the domains apart, and counts what `UserDefaults` reads.
+    /// domain name does not know the object's domain, and counts what `UserDefaults` reads.
     package func storedValue(forKey key: String) -> PropertyListValue? {
         guard let domainName else { return value(forKey: key) }
         // Nothing anywhere is the common answer, and the cheap one.
@@ -151,12 +152,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// The spelling of the stored key that Foundation takes `key` for, if any.
     private func storedSpelling(of key: String) -> String? {
-        let objects: [String: Any]
-        if let domainName {
-            objects = defaults.persistentDomain(forName: domainName) ?? [:]
-        } else {
-            objects = defaults.dictionaryRepresentation()
-        }
+        let objects = persistentObjects()
         guard let index = objects.index(forKey: key) else { return nil }
         return objects[index].key
     }
@@ -190,14 +186,10 @@ public final class UserDefaultsStore: PreferenceStore {
         }
     }
 
-    /// Every key of the persistent domain (or every visible key) and its value.
+    /// Every key of the persistent domain (the app's own, for a store without a domain name) and
+    /// its value: never the global domain's, other apps', or registered defaults.
     public func snapshot() -> [StoreKey: PropertyListValue] {
-        let objects: [String: Any]
-        if let domainName {
-            objects = defaults.persistentDomain(forName: domainName) ?? [:]
-        } else {
-            objects = defaults.dictionaryRepresentation()
-        }
+        let objects = persistentObjects()
         var result: [StoreKey: PropertyListValue] = [:]
         result.reserveCapacity(objects.count)
         for (key, object) in objects {
@@ -459,7 +451,9 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     /// The app's own domain: `Bundle.main.bundleIdentifier`, else the process's name.
-    static var appDomainName: String { Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName }
+    package static var appDomainName: String {
+        Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    }
 
     /// The value with every date cut to whole seconds, as Foundation's XML plist keeps it on Linux.
     static func wholeSeconds(_ value: PropertyListValue) -> PropertyListValue {
