@@ -17,23 +17,34 @@
         private let asPostgres: Bool
 
         /// The `bin` folder of the newest installed PostgreSQL, or `nil`.
-        static var binaries: URL? {
+        ///
+        /// On Linux only where Debian's `postgresql` packages put it
+        /// (`/usr/lib/postgresql/<version>/bin`), never a `pg_ctl` that comes first on `PATH` (a
+        /// link to another version, a wrapper); on macOS, where no package path is fixed, the
+        /// first on `PATH` (Homebrew's). Said once on standard output.
+        static let binaries: URL? = {
+            var found: URL?
             let root = URL(fileURLWithPath: "/usr/lib/postgresql")
             let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
-            for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) where found == nil {
                 let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
                 if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
-                    return bin
+                    found = bin
                 }
             }
-            for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-                let bin = URL(fileURLWithPath: String(folder))
-                if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) {
-                    return bin
+            #if os(macOS)
+                for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+                where found == nil {
+                    let bin = URL(fileURLWithPath: String(folder))
+                    if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path)
+                    {
+                        found = bin
+                    }
                 }
-            }
-            return nil
-        }
+            #endif
+            if let found { print("PrefsPostgresTests: using initdb and pg_ctl from \(found.path)") }
+            return found
+        }()
 
         /// Whether the tests can run here; with `CI=true` a missing server is a failure, not a skip.
         static var isAvailable: Bool {
@@ -155,7 +166,7 @@
             throws
         {
             let command = ([program] + arguments).map(Self.quote).joined(separator: " ")
-            let user = asPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
+            let user = asPostgres ? "/sbin/runuser -u postgres -- " : ""
             let outputFile = folder.appendingPathComponent("command-output").path
             let script = """
                 for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null

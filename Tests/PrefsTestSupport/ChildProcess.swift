@@ -65,6 +65,41 @@ import Foundation
         }
     }
 
+    /// The Swift toolchain that runs these tests.
+    ///
+    /// It is the folder of the `swift` on `PATH`, its links followed. Its tools are started by full
+    /// path from there, so a program of the same name earlier on `PATH` (Debian's `clang`,
+    /// GNUstep's `plutil`) is never taken for it.
+    ///
+    /// ```swift
+    /// let clang = try Toolchain.tool("clang")
+    /// ```
+    public enum Toolchain {
+        /// The toolchain's `bin` folder, or `nil` when no `swift` is on `PATH`.
+        public static let folder: URL? = {
+            for entry in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+                let swift = URL(fileURLWithPath: String(entry)).appendingPathComponent("swift")
+                if FileManager.default.isExecutableFile(atPath: swift.path) {
+                    return swift.resolvingSymlinksInPath().deletingLastPathComponent()
+                }
+            }
+            return nil
+        }()
+
+        /// The toolchain's `name`, printed once on standard error so that a log says which was used.
+        public static func tool(_ name: String) throws -> URL {
+            guard let folder else {
+                throw TestFailure("no swift on PATH, so no toolchain to find \(name) in")
+            }
+            let tool = folder.appendingPathComponent(name)
+            guard FileManager.default.isExecutableFile(atPath: tool.path) else {
+                throw TestFailure("\(name) is not in the Swift toolchain at \(folder.path)")
+            }
+            FileHandle.standardError.write(Data("using \(tool.path)\n".utf8))
+            return tool
+        }
+    }
+
     /// What a finished child process printed, and how it ended.
     public struct ChildOutput: Sendable {
         /// The exit status (or the signal's number when it was killed).

@@ -27,12 +27,14 @@
         private static let recorder: Result<String, TestFailure> = {
             let source = TestFiles.repository.appendingPathComponent("Tests/PowerLoss/sync_recorder.c").path
             let library = TestFiles.folder.appendingPathComponent("libsync_recorder.so").path
+            guard let clang = try? Toolchain.tool("clang") else {
+                return .failure(TestFailure("no clang next to the swift on PATH to build \(source) with"))
+            }
             guard
                 let output = try? ChildProcess.run(
-                    URL(fileURLWithPath: "/usr/bin/env"),
-                    ["clang", "-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"]),
+                    clang, ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"]),
                 output.status == 0
-            else { return .failure(TestFailure("cannot build \(source) with clang")) }
+            else { return .failure(TestFailure("cannot build \(source) with \(clang.path)")) }
             return .success(library)
         }()
 

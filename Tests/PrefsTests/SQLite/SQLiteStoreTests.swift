@@ -463,12 +463,17 @@ func integrityCheck(_ path: String) throws -> String {
             try? FileManager.default.removeItem(at: url)
         }
 
+        /// Runs `mount` or `umount` (`/bin`, where Debian's `mount` package has them) to its end.
         static func shell(_ arguments: String...) throws -> Int32 {
-            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments).status
+            try runMount(arguments).status
         }
 
         static func run(_ arguments: String...) throws -> ChildOutput {
-            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+            try runMount(arguments)
+        }
+
+        private static func runMount(_ arguments: [String]) throws -> ChildOutput {
+            try ChildProcess.run(URL(fileURLWithPath: "/bin/\(arguments[0])"), Array(arguments.dropFirst()))
         }
     }
 #endif
