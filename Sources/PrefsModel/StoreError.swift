@@ -94,7 +94,8 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         ///
         /// On `PostgresStore`, one holding a NUL character (PostgreSQL text cannot) or too long
         /// for the index; on `SyncedStore`, one of the names it keeps for its records of syncing
-        /// (`prefs.sync:…`).
+        /// (`prefs.sync:…`); on `UserDefaultsStore`, one of the names it keeps key descriptions
+        /// under (`prefs.keys:…`).
         public static let invalidKey = Kind(rawValue: "invalidKey")
         /// Any other failure of the store's engine (SQLite's own error, named in the message).
         public static let other = Kind(rawValue: "other")

@@ -20,6 +20,10 @@ extension StoreError {
                 "the key \(String(reflecting: key)) (\(scalars(key))) and the stored key "
                 + "\(String(reflecting: storedKey)) (\(scalars(storedKey))) are one key to Foundation, which "
                 + "would merge them; nothing was written (SQLiteStore keeps both)"
+        case .invalidKey:
+            message =
+                "\(keys.map { String(reflecting: $0) }.joined(separator: ", ")) is reserved: keys starting "
+                + "with \"\(UserDefaultsStore.descriptionPrefix)\" hold key descriptions; nothing was written"
         case .writeFailed:
             message =
                 "Foundation could not write the domain to disk (synchronize() failed); "

@@ -187,12 +187,13 @@ public final class UserDefaultsStore: PreferenceStore {
     }
 
     /// Every key of the persistent domain (the app's own, for a store without a domain name) and
-    /// its value: never the global domain's, other apps', or registered defaults.
+    /// its value: never the global domain's, other apps', or registered defaults, nor the keys
+    /// the store keeps key descriptions under.
     public func snapshot() -> [StoreKey: PropertyListValue] {
         let objects = persistentObjects()
         var result: [StoreKey: PropertyListValue] = [:]
         result.reserveCapacity(objects.count)
-        for (key, object) in objects {
+        for (key, object) in objects where !Self.isReservedKey(key) {
             if let value = PropertyListValue(foundationObject: object) { result[StoreKey(key)] = value }
         }
         return result
@@ -360,15 +361,27 @@ public final class UserDefaultsStore: PreferenceStore {
     private func recordAsKnown(_ objects: [(key: StoreKey, value: PropertyListValue?)]) {
         knownDomain.withLock { known in
             guard known != nil else { return }
-            for (key, value) in objects { known?[key] = value }
+            for (key, value) in objects where !Self.isReservedKey(key.name) { known?[key] = value }
         }
     }
 
-    /// Writes the values (each key once) and returns them as stored.
+    /// Writes key descriptions under their reserved keys, as one write of the store (checked for
+    /// size, durable on Linux) that no observer hears of.
+    func writeReserved(_ writes: [(key: StoreKey, value: PropertyListValue?)]) throws {
+        try writeLock.withLock(during: "a write of key descriptions") { _ in
+            _ = try apply(writes, reserved: true)
+        }
+    }
+
+    /// Writes the values (each key once) and returns them as stored; a reserved key (a key
+    /// description's) is refused unless `reserved`.
     private func apply(
-        _ writes: [(key: StoreKey, value: PropertyListValue?)]
+        _ writes: [(key: StoreKey, value: PropertyListValue?)], reserved: Bool = false
     ) throws -> [(key: StoreKey, value: PropertyListValue?)] {
         guard !writes.isEmpty else { return writes }
+        if !reserved, let write = writes.first(where: { Self.isReservedKey($0.key.name) }) {
+            throw StoreError.userDefaults(.invalidKey, suite: domainName, keys: [write.key.name])
+        }
         try checkSpelling(of: writes.lazy.map(\.key))
         #if canImport(Darwin)
             let projection = try checkSize(of: writes)

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 import Testing
 
 @testable import Prefs
@@ -118,12 +119,61 @@ private enum Quality: String, PreferenceValue, CaseIterable {
         #expect(Preferences(store: reopened).keyDescriptions()["volume"] != nil)
     }
 
-    @Test func userDefaultsDescriptionsLiveInACompanionDomain() throws {
+    /// Issue 48, item 7: descriptions live in the suite itself, under reserved keys, so another
+    /// handle on the suite (another process of an App Group) reads them; a companion suite beside
+    /// it (`group.x.prefs-keys`) is no App Group, and the group's other members never saw it.
+    @Test func userDefaultsDescriptionsAreSharedThroughTheSuiteAndHidden() throws {
         let store = TestDefaults.makeStore()
-        try Preferences(store: store).publish([KeyDescriptionTests.volume])
         let domain = try #require(store.domainName)
-        #expect(store.defaults.persistentDomain(forName: domain)?["volume"] == nil)
-        let companion = UserDefaults(suiteName: domain + ".prefs-keys")!
-        #expect(companion.persistentDomain(forName: domain + ".prefs-keys")?["volume"] != nil)
+        let prefs = Preferences(store: store)
+        prefs[KeyDescriptionTests.volume] = 0.7
+        let observed = Locked<[StoreChange]>([])
+        let observation = store.observe { change in observed.withLock { $0.append(change) } }
+        try prefs.publish([KeyDescriptionTests.volume])
+        observation.cancel()
+
+        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domainName: domain)
+        #expect(
+            Preferences(store: other).keyDescriptions()["volume"] == KeyDescriptionTests.volume.keyDescription
+        )
+        #expect(
+            UserDefaults(suiteName: domain + ".prefs-keys")?.persistentDomain(
+                forName: domain + ".prefs-keys")?
+                .isEmpty ?? true)
+        // Never among the user's keys, on either handle, nor announced as a change.
+        for handle in [store, other] {
+            #expect(Preferences(store: handle).storedKeys == ["volume"])
+            #expect(Set(handle.snapshot().keys) == [StoreKey("volume")])
+        }
+        #expect(observed.withLock { $0 }.isEmpty)
+        // The reserved names are refused as keys of values.
+        let error = try #require(throws: StoreError.self) {
+            try store.setValue(.integer(1), forKey: "prefs.keys:volume")
+        }
+        #expect(error.kind == .invalidKey)
+        #expect(error.message.contains("reserved"))
+        #expect(
+            Preferences(store: other).keyDescriptions()["volume"] == KeyDescriptionTests.volume.keyDescription
+        )
+    }
+
+    /// Descriptions an earlier release kept in the companion domain are read, and moved into the
+    /// suite at the next publication.
+    @Test func userDefaultsDescriptionsOfTheCompanionDomainAreReadAndMovedOnce() throws {
+        let store = TestDefaults.makeStore()
+        let domain = try #require(store.domainName)
+        let companionName = domain + ".prefs-keys"
+        let companion = try #require(UserDefaults(suiteName: companionName))
+        let old = KeyDescriptionTests.volume.keyDescription
+        companion.setPersistentDomain(["volume": old.storedForm.foundationObject], forName: companionName)
+        #expect(companion.synchronize())
+        #expect(Preferences(store: store).keyDescriptions()["volume"] == old)
+
+        let name = Preferences.Key<String>("name", default: "", help: "Shown name")
+        try Preferences(store: store).publish([name])
+        #expect((companion.persistentDomain(forName: companionName) ?? [:]).isEmpty)
+        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domainName: domain)
+        #expect(Set(Preferences(store: other).keyDescriptions().keys) == ["volume", "name"])
+        #expect(Preferences(store: other).storedKeys.isEmpty)
     }
 }
