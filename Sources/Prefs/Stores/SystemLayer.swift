@@ -24,16 +24,21 @@ import PrefsSupport
 /// folder; managed preferences are the administrator's layer there). A file that is not such a
 /// plist gives an empty layer; the reason is reported to the diagnostics when a ``Preferences``
 /// is made with the layer, again when an observed layer's file is replaced by such a one, and
-/// `prefs describe DOMAIN` prints it. On Apple platforms, ``managed(_:)`` answers from
-/// `UserDefaults`' managed preferences (configuration profiles) instead: a key
-/// `objectIsForced(forKey:)` is locked.
+/// `prefs describe DOMAIN` prints it. On Apple platforms, ``managed(_:)`` answers from what an
+/// administrator manages instead: on macOS a key `objectIsForced(forKey:)` (a configuration
+/// profile) is locked, elsewhere each key of the managed app configuration.
 public final class SystemLayer: Sendable {
     /// The domain the layer belongs to.
     package let domain: String
     /// The file the layer was read from (`nil` when none exists, or for managed preferences).
     package let path: String?
-    /// Why the file gave no values (not a plist, not the expected dictionary), when it did not.
-    package var problem: String? { state.withLock { $0.problem } }
+    /// Why the file (or the managed app configuration) gave no values, when it did not.
+    package var problem: String? {
+        switch source {
+        case .file: return state.withLock { $0.problem }
+        case .managed(let defaults): return Self.managedConfiguration(in: defaults).problem
+        }
+    }
 
     private let source: Source
     private let state: Locked<Contents>
@@ -97,14 +102,55 @@ public final class SystemLayer: Sendable {
         state = Locked(Contents())
     }
 
-    /// The layer of managed preferences (configuration profiles) over `defaults`: a key
-    /// `UserDefaults` reports as forced is locked to the value it reads.
+    /// The layer of managed settings over `defaults`, as Apple delivers them to the app.
     ///
     /// ```swift
     /// let prefs = Preferences(store: UserDefaultsStore.standard, system: .managed(.standard))
     /// ```
+    ///
+    /// On macOS, a key `UserDefaults` reports as forced (`objectIsForced(forKey:)`, set by a
+    /// configuration profile) is locked to the value it reads. On iOS, iPadOS, tvOS, visionOS and
+    /// watchOS, managed app configuration (the dictionary an MDM server puts under
+    /// `com.apple.configuration.managed` in the app's `UserDefaults.standard`) is locked, key by
+    /// key: where no MDM delivers one, nothing is. Linux has neither, and reads the same
+    /// dictionary as iOS, so a test or a deployment tool can stand in for MDM.
     public static func managed(_ defaults: UserDefaults) -> SystemLayer {
         SystemLayer(managed: defaults, domain: "managed")
+    }
+
+    /// The key under which MDM delivers managed app configuration.
+    package static let managedConfigurationKey = "com.apple.configuration.managed"
+
+    /// The locked values of managed app configuration: each entry of the dictionary under
+    /// ``managedConfigurationKey`` in `defaults`, or why there are none when something else is
+    /// there.
+    ///
+    /// ```swift
+    /// SystemLayer.managedConfiguration(in: .standard).locked["theme"]  // .string("dark")
+    /// ```
+    package static func managedConfiguration(in defaults: UserDefaults) -> (
+        locked: [StoreKey: PropertyListValue], problem: String?
+    ) {
+        #if os(macOS)
+            // macOS manages through configuration profiles (forced keys), not this dictionary.
+            return ([:], nil)
+        #else
+            return lockedValues(ofManagedConfiguration: defaults.object(forKey: managedConfigurationKey))
+        #endif
+    }
+
+    /// The locked values of a managed app configuration, `configuration` being what its key holds.
+    package static func lockedValues(ofManagedConfiguration configuration: Any?) -> (
+        locked: [StoreKey: PropertyListValue], problem: String?
+    ) {
+        guard let configuration else { return ([:], nil) }
+        guard case .dictionary(let entries)? = PropertyListValue(foundationObject: configuration) else {
+            return (
+                [:],
+                "\(managedConfigurationKey) is not a dictionary of property-list values; nothing is locked"
+            )
+        }
+        return (Dictionary(uniqueKeysWithValues: entries.map { (StoreKey($0.key), $0.value) }), nil)
     }
 
     /// The directories searched for system files, from the environment (see ``SystemLayer``):
@@ -131,10 +177,18 @@ public final class SystemLayer: Sendable {
         switch source {
         case .file: return state.withLock { $0.locked[StoreKey(key)] }
         case .managed(let defaults):
-            guard defaults.objectIsForced(forKey: key), let object = defaults.object(forKey: key) else {
-                return nil
-            }
-            return PropertyListValue(foundationObject: object)
+            #if os(macOS)
+                guard defaults.objectIsForced(forKey: key), let object = defaults.object(forKey: key) else {
+                    return nil
+                }
+                return PropertyListValue(foundationObject: object)
+            #else
+                // The entry alone: a read converts one value, not the whole configuration.
+                guard let entries = defaults.dictionary(forKey: Self.managedConfigurationKey),
+                    let index = entries.index(forKey: key), StoreKey(entries[index].key) == StoreKey(key)
+                else { return nil }
+                return PropertyListValue(foundationObject: entries[index].value)
+            #endif
         }
     }
 
@@ -143,8 +197,14 @@ public final class SystemLayer: Sendable {
         state.withLock { $0.defaults[StoreKey(key)] }
     }
 
-    /// Every locked key and its value (for a file; managed preferences cannot be listed).
-    package var lockedValues: [StoreKey: PropertyListValue] { state.withLock { $0.locked } }
+    /// Every locked key and its value (a file's, or the managed app configuration's; macOS's
+    /// forced keys cannot be listed).
+    package var lockedValues: [StoreKey: PropertyListValue] {
+        switch source {
+        case .file: return state.withLock { $0.locked }
+        case .managed(let defaults): return Self.managedConfiguration(in: defaults).locked
+        }
+    }
 
     /// Every system default.
     package var defaultValues: [StoreKey: PropertyListValue] { state.withLock { $0.defaults } }
