@@ -112,7 +112,9 @@ let package = Package(
         // priority, the system-call layer, the check that the opened file is still at its path.
         .testTarget(
             name: "PrefsEngineTests",
-            dependencies: ["PrefsEngine", "PrefsSupport", "CPrefsShared", "CPrefsTestSupport"]),
+            dependencies: [
+                "PrefsEngine", "PrefsSupport", "CPrefsShared", "CPrefsTestSupport", "PrefsTestSupport",
+            ]),
         .testTarget(
             name: "PrefsCLITests",
             dependencies: ["PrefsTestSupport", "PrefsCLI", "PrefsTool", "PrefsTestHelper"]),

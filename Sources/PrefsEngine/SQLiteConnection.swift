@@ -57,10 +57,15 @@ final class SQLiteConnection {
             | SQLITE_OPEN_NOMUTEX
             // A symbolic link at the path (or at its -wal or -shm) is refused, never followed.
             | SQLITE_OPEN_NOFOLLOW
-        var name = path
+        // `SQLITE_OPEN_NOFOLLOW` refuses a link in *any* component of the name, and folders are
+        // the user's to arrange: every app container on an Apple device is under `/var` (a link
+        // to `/private/var`), macOS's temporary folders are links, and dotfile managers link
+        // `~/.config`. SQLite is given the folder with its links resolved, so only the file's
+        // own name (and its `-wal` and `-shm`) is held to the rule.
+        var name = Self.nameWithResolvedFolder(path)
         if immutable {
             flags |= SQLITE_OPEN_URI
-            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+            let escaped = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
             name = "file:\(escaped)?immutable=1"
         }
         let result = sqlite3_open_v2(name, &handle, flags, nil)
@@ -73,6 +78,22 @@ final class SQLiteConnection {
             throw failure
         }
         sqlite3_extended_result_codes(handle, 1)
+    }
+
+    /// `path` with its folder's symbolic links resolved and its last component as given (a link
+    /// there stays for `SQLITE_OPEN_NOFOLLOW` to refuse); `path` itself when the folder cannot be
+    /// resolved, for SQLite to report.
+    ///
+    /// ```swift
+    /// // With /var a link to /private/var:
+    /// SQLiteConnection.nameWithResolvedFolder("/var/mobile/prefs.sqlite")  // "/private/var/mobile/prefs.sqlite"
+    /// ```
+    static func nameWithResolvedFolder(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let file = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !file.isEmpty, let resolved = SystemCall.resolvedPath(folder) else { return path }
+        return resolved.hasSuffix("/") ? resolved + file : resolved + "/" + file
     }
 
     deinit {

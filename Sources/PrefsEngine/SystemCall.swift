@@ -45,14 +45,14 @@ package enum SystemCall {
     }
 
     /// `pread(2)`: the bytes read, or -1 with `errno` set.
-    static func pread(
+    package static func pread(
         _ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int
     ) -> Int {
         retrying { Foundation.pread(descriptor, buffer, count, off_t(offset)) }
     }
 
     /// `pwrite(2)`: the bytes written, or -1 with `errno` set.
-    static func pwrite(
+    package static func pwrite(
         _ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int, at offset: Int
     ) -> Int {
         retrying { Foundation.pwrite(descriptor, buffer, count, off_t(offset)) }
@@ -86,6 +86,14 @@ package enum SystemCall {
         return retrying { Foundation.lstat(path, &info) } == 0 ? info : nil
     }
 
+    /// `realpath(3)`: `path` with every symbolic link, `.` and `..` resolved, or `nil` with
+    /// `errno` set (the path, or a folder on it, does not exist).
+    package static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// `ftruncate(2)`: true when the file now has `size` bytes.
     static func ftruncate(_ descriptor: Int32, _ size: Int) -> Bool {
         retrying { Foundation.ftruncate(descriptor, off_t(size)) } == 0
@@ -108,6 +116,16 @@ package enum SystemCall {
             mapping != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, spelled the same everywhere
         else { return nil }
         return mapping
+    }
+
+    /// `mmap(2)` of the file over an existing mapping (`MAP_FIXED`), so every pointer into it
+    /// shows the file again: whether it was mapped.
+    static func mapSharedAgain(
+        _ mapping: UnsafeMutableRawPointer, _ descriptor: Int32, count: Int, writable: Bool
+    ) -> Bool {
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        let result = mmap(mapping, count, protection, MAP_SHARED | MAP_FIXED, descriptor, 0)
+        return result == mapping
     }
 
     /// `munmap(2)`.

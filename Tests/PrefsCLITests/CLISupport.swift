@@ -10,9 +10,13 @@
         let home: URL
 
         init() throws {
-            home = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "prefs-cli-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            home = ScratchFolder.make("cli")
+            // `config` is a link, as a dotfile manager makes `~/.config`: the default store's
+            // folder goes through it.
+            let dotfiles = home.appendingPathComponent("dotfiles/config")
+            try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: home.appendingPathComponent("config").path, withDestinationPath: dotfiles.path)
         }
 
         var environment: [String: String?] {

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 
 /// Files for the engine's tests, in a folder of this test process's own.
 enum EngineTestFiles {
@@ -15,10 +16,7 @@ enum EngineTestFiles {
 
     /// The folder this process's files go in, made on first use.
     static let folder: URL = {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("prefs-engine-tests-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        ScratchFolder.make("engine-tests")
     }()
 
     /// A path no other test uses.

@@ -72,7 +72,7 @@
             defer { prefs_thread_lock_destroy(made) }
             let shared = SharedLock(pointer: made)
             #expect(prefs_thread_lock_lends_priority(made) == 1)
-            let path = NSTemporaryDirectory() + "thread-lock-\(UUID().uuidString)"
+            let path = EngineTestFiles.uniquePath("thread-lock")
             let descriptor = open(path, O_RDWR | O_CREAT, 0o600)
             defer {
                 close(descriptor)

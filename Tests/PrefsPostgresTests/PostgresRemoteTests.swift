@@ -135,10 +135,7 @@
 
     /// A path in a fresh temporary folder.
     private func temporaryPath(_ name: String) -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "prefs-sync-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder.appendingPathComponent(name + ".sqlite").path
+        ScratchFolder.make("sync").appendingPathComponent(name + ".sqlite").path
     }
 
 #endif

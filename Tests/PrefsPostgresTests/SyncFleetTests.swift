@@ -34,9 +34,7 @@
 
             let server = try PostgresServer()
             defer { server.remove() }
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "prefs-fleet-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = ScratchFolder.make("fleet")
             defer { try? FileManager.default.removeItem(at: folder) }
             let paths = (0..<3).map { folder.appendingPathComponent("replica\($0).sqlite").path }
             let namespace = "fleet"

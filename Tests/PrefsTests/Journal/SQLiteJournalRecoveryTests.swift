@@ -304,6 +304,41 @@
             }
         }
 
+        /// Folders are the user's to arrange: a store under folders that are links (as every app
+        /// container on an Apple device is, under `/var`, and `~/.config` made by a dotfile
+        /// manager) opens, writes, and is read again through another path to the same folder.
+        @Test func aStoreUnderLinkedFoldersOpensAndKeepsItsValues() throws {
+            let real = ScratchFolder.make("real-home")
+            let outer = ScratchFolder.make("outer")
+            // Two links on the way: `outer/home` to the real folder, `home/config` inside it.
+            try FileManager.default.createDirectory(
+                at: real.appendingPathComponent("dotfiles"), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: outer.appendingPathComponent("home").path, withDestinationPath: real.path)
+            try FileManager.default.createSymbolicLink(
+                atPath: real.appendingPathComponent("config").path, withDestinationPath: "dotfiles")
+            let linkedPath = outer.appendingPathComponent("home/config/prefs/app.sqlite").path
+            do {
+                let store = try SQLiteStore(path: linkedPath)
+                try store.setValue(.string("hi"), forKey: "greeting")
+                try store.flush()
+            }
+            let realPath = real.appendingPathComponent("dotfiles/prefs/app.sqlite").path
+            #expect(FileManager.default.fileExists(atPath: realPath), "the file is where the links lead")
+            #expect(try SQLiteStore(path: realPath).value(forKey: "greeting") == .string("hi"))
+            #expect(try SQLiteStore(path: linkedPath).value(forKey: "greeting") == .string("hi"))
+        }
+
+        /// Only the folders' links are followed: a link at the store's `-wal` is still refused.
+        @Test func aSymbolicLinkAtTheWriteAheadLogIsRefused() throws {
+            let path = TestFiles.uniquePath()
+            let target = TestFiles.uniquePath("target")
+            try Data().write(to: URL(fileURLWithPath: target))
+            try FileManager.default.createSymbolicLink(atPath: path + "-wal", withDestinationPath: target)
+            #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: target)).isEmpty, "the target untouched")
+        }
+
         /// A file at the journal's path whose first 8 bytes are zero but which holds more than an
         /// unfinished journal could (another file, or a journal whose header page a power loss
         /// lost) is never truncated: it is moved aside, whole, and the store opens.

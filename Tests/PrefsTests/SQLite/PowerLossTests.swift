@@ -46,7 +46,12 @@
             let environment: [String: String?]
 
             init(_ name: String, library: String) throws {
-                folder = TestFiles.folder.appendingPathComponent("\(name)-\(UUID())").path
+                // The recorder matches paths by their start, and SQLite is given the folder with
+                // its links resolved (the library's own files keep the name as given): the watched
+                // folder is named without links, so both spellings are the same.
+                folder =
+                    TestFiles.folder.resolvingSymlinksInPath().appendingPathComponent("\(name)-\(UUID())")
+                    .path
                 synced = folder + ".synced"
                 for made in [folder, synced] {
                     try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)

@@ -38,10 +38,7 @@ enum TestFiles {
     }()
 
     static let folder: URL = {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("prefs-sqlite-tests-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        ScratchFolder.make("sqlite-tests")
     }()
 
     static func uniquePath(_ name: String = "prefs") -> String {
@@ -56,10 +53,7 @@ enum TestFiles {
 /// Helper processes are given their own `XDG_CONFIG_HOME` when they start.
 enum TestDefaults {
     static let folder: URL = {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("prefs-defaults-tests-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        ScratchFolder.make("defaults-tests")
     }()
 
     static func uniqueSuiteName() -> String {
@@ -129,10 +123,7 @@ final class FailingStore: PreferenceStore {
         }
 
         static func temporaryFolder() throws -> URL {
-            let folder = FileManager.default.temporaryDirectory
-                .appendingPathComponent("prefs-helper-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            return folder
+            ScratchFolder.make("helper")
         }
     }
 #endif

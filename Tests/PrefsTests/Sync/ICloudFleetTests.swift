@@ -19,8 +19,7 @@ import Testing
         let writesPerThread = stressRounds(local: 200, ci: 600)
         print("ICloudFleetTests: seed \(seed), \(writesPerThread) writes per thread")
         let server = ICloudServerStandIn()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-icloud-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = ScratchFolder.make("icloud")
         defer { try? FileManager.default.removeItem(at: folder) }
         let devices = (0..<3).map { _ in server.device(account: "zhuo") }
         let issues = IssueRecorder()
