@@ -13,7 +13,7 @@ extension Journal {
 
         /// The size of the file `descriptor` is open on now (0 when it cannot be read).
         static func size(of descriptor: Int32) -> Int {
-            SystemCall.fstat(descriptor).map { Int($0.st_size) } ?? 0
+            SystemCall.fstat(descriptor).map { Int(clamping: $0.st_size) } ?? 0
         }
 
         /// Opens `path`, creating it when `writable`; `nil` for a read-only store that has no
@@ -68,7 +68,8 @@ extension Journal {
                 )
             }
             if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
-            return OpenedFile(descriptor: descriptor, isWritable: isWritable, size: Int(info.st_size))
+            return OpenedFile(
+                descriptor: descriptor, isWritable: isWritable, size: Int(clamping: info.st_size))
         }
 
         /// Gives a journal this process just created the database file's owner and mode, as

@@ -64,6 +64,6 @@ extension Journal {
 
     func actualFileSize() -> Int {
         guard let info = SystemCall.fstat(descriptor) else { return Layout.headerSize }
-        return min(Int(info.st_size), Layout.reservation)
+        return min(Int(clamping: info.st_size), Layout.reservation)
     }
 }

@@ -236,7 +236,8 @@ package struct SealedRecord {
     /// the checksum, up to the length).
     mutating func number(sequence: UInt64) {
         memory.withUnsafeMutableBytes { buffer in
-            let length = Int(UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
+            // The record this process just built: its length is its buffer's, an Int already.
+            let length = Int(truncatingIfNeeded: UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
             buffer.storeBytes(
                 of: sequence.littleEndian, toByteOffset: RecordHeader.sequenceOffset, as: UInt64.self)
             let checksum = prefs_crc32c(
@@ -276,13 +277,15 @@ package enum RecordEntries {
         _ record: UnsafeRawBufferPointer, handingOut: Bool,
         _ each: (_ key: Range<Int>, _ value: Range<Int>?) -> Void
     ) -> RecordProblem? {
-        func read32(_ at: Int) -> Int {
-            Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        // Fields are read as the fixed-width integers they are; a length is then clamped, so one
+        // past a 32-bit Int (a damaged record, on a watch) fails the bounds checks, never traps.
+        func read32(_ at: Int) -> UInt32 {
+            UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self))
         }
         guard record.count >= JournalRecord.headerSize else {
             return RecordProblem("a record shorter than its header")
         }
-        let count = read32(RecordHeader.entryCountOffset)
+        let count = Int(clamping: read32(RecordHeader.entryCountOffset))
         let length = record.count
         for pass in 0..<(handingOut ? 2 : 1) {
             var at = JournalRecord.headerSize
@@ -290,10 +293,10 @@ package enum RecordEntries {
                 guard at + RecordEntryLayout.size <= length else {
                     return RecordProblem("an entry runs past its record")
                 }
-                let keyLength = read32(at)
+                let keyLength = Int(clamping: read32(at))
                 let rawValueLength = read32(at + RecordEntryLayout.valueLengthOffset)
-                let isRemoval = rawValueLength == Int(JournalRecord.removal)
-                let valueLength = isRemoval ? 0 : rawValueLength
+                let isRemoval = rawValueLength == JournalRecord.removal
+                let valueLength = isRemoval ? 0 : Int(clamping: rawValueLength)
                 at += RecordEntryLayout.size
                 guard keyLength <= length - at, valueLength <= length - at - keyLength else {
                     return RecordProblem("an entry runs past its record")
@@ -516,8 +519,9 @@ struct RecordScan {
         guard failure == nil, offset + JournalRecord.headerSize <= end else { return nil }
         let length =
             copy == nil
-            ? Int(journal.load(UInt32.self, at: offset))
-            : Int(UInt32(littleEndian: inPlace(at: offset, count: 4).loadUnaligned(as: UInt32.self)))
+            ? Int(clamping: journal.load(UInt32.self, at: offset))
+            : Int(
+                clamping: UInt32(littleEndian: inPlace(at: offset, count: 4).loadUnaligned(as: UInt32.self)))
         if length == 0 { return nil }  // zeros: where nothing was written yet
         guard length >= JournalRecord.headerSize, length <= end - offset else {
             return stop("the record at byte \(offset) claims \(length) bytes")

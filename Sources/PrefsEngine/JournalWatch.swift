@@ -131,7 +131,7 @@ package final class JournalWatch: @unchecked Sendable {
                     // not chase other processes' writes (while they write without pause it would
                     // look again and again, taking processor time and the cache's lock from the
                     // writers). It looks once per interval, or when kicked (a first observer).
-                    _ = kicked.wait(timeout: .now() + .milliseconds(Int(milliseconds)))
+                    _ = kicked.wait(timeout: .now() + .milliseconds(Int(clamping: milliseconds)))
                     if stopped.withLock({ $0 }) { break }
                     seen = prefs_atomic_load(journal.counter)
                     (moved, foundNew) = (true, look())

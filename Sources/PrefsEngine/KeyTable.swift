@@ -245,10 +245,12 @@ struct KeyTable: Sendable {
         switch stored {
         case .value(let value): return value
         case .encoded(let start, let count):
+            // Where this table put the bytes in its own buffer, whose count is an Int.
+            let from = Int(truncatingIfNeeded: start)
             return encodedBytes.withUnsafeBytes { all in
                 try? PropertyListValue(
                     storedEncodingBytes: UnsafeRawBufferPointer(
-                        rebasing: all[Int(start)..<Int(start + count)])
+                        rebasing: all[from..<(from + Int(truncatingIfNeeded: count))])
                 )
             }
         }
@@ -373,7 +375,7 @@ struct KeyTable: Sendable {
     @inline(__always)
     private func slot(of key: StoreKey, tag: UInt32) -> Int? {
         let mask = slots.count - 1
-        var bucket = Int(tag) & mask
+        var bucket = Int(truncatingIfNeeded: tag) & mask
         while true {
             let slot = slots[bucket]
             if slot == 0 { return nil }
@@ -387,7 +389,7 @@ struct KeyTable: Sendable {
     private mutating func insert(_ entry: Entry, tag: UInt32) {
         if entries.count + 1 > slots.count - slots.count / 8 { grow() }
         let mask = slots.count - 1
-        var bucket = Int(tag) & mask
+        var bucket = Int(truncatingIfNeeded: tag) & mask
         while slots[bucket] != 0 { bucket = (bucket + 1) & mask }
         slots[bucket] = Self.slot(tag: tag, index: entries.count)
         entries.append(entry)
@@ -418,7 +420,7 @@ struct KeyTable: Sendable {
         forgetDecoded(at: last)
         if removed != last {
             let lastTag = tag(entries[last].key)
-            var bucket = Int(lastTag) & mask
+            var bucket = Int(truncatingIfNeeded: lastTag) & mask
             while Self.index(slots[bucket]) != last { bucket = (bucket + 1) & mask }
             slots[bucket] = Self.slot(tag: lastTag, index: removed)
             entries.swapAt(removed, last)

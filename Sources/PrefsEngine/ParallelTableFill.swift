@@ -69,8 +69,11 @@ final class ParallelTableFill: @unchecked Sendable {
         rows.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let keyCount = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-                let valueCount = Int(bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                // Counts this process wrote from SQLite's lengths (an Int32 each).
+                let keyCount = Int(
+                    truncatingIfNeeded: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                let valueCount = Int(
+                    truncatingIfNeeded: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
                 let key = UnsafeRawBufferPointer(rebasing: bytes[(offset + 8)..<(offset + 8 + keyCount)])
                 let valueStart = offset + 8 + keyCount
                 let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(valueStart + valueCount)])

@@ -87,7 +87,7 @@ final class ReadSlots: @unchecked Sendable {
     /// Whether a string's two words are those of an immortal small string of `count` bytes.
     private static func isImmortalSmall(_ words: (UInt64, UInt64), count: Int) -> Bool {
         let top = words.1 >> 56
-        return top & 0xA0 == 0xA0 && Int(top & 0x0F) == count
+        return top & 0xA0 == 0xA0 && Int(truncatingIfNeeded: top & 0x0F) == count
     }
 
     init() {

@@ -255,7 +255,7 @@ extension PropertyListValue {
             guard result <= UInt64(bytes.count - offset) else {
                 throw StoredEncodingError(reason: "truncated value")
             }
-            return Int(result)
+            return Int(truncatingIfNeeded: result)  // at most `bytes.count`, checked above
         }
 
         mutating func readString() throws -> String {

@@ -74,7 +74,7 @@ public final class StoreObservers: Sendable {
     /// observers.count  // 0
     /// ```
     package var count: Int {
-        Int(handlerCount.load())
+        Int(truncatingIfNeeded: handlerCount.load())  // a count of live handlers
     }
 
     /// Adds a handler; it is called for every change published until the observation ends.

@@ -128,7 +128,7 @@ final class Ownership: @unchecked Sendable {
 
     var currentHolder: UInt? {
         let thread = prefs_atomic_load64_relaxed(holder)
-        return thread == 0 ? nil : UInt(thread)
+        return thread == 0 ? nil : UInt(truncatingIfNeeded: thread)  // stored from a UInt
     }
 
     @usableFromInline var isHeldByCurrentThread: Bool {
@@ -170,6 +170,6 @@ private func currentThreadID() -> UInt {
     #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
     #else
-        UInt(pthread_self())
+        UInt(pthread_self())  // in range: Linux's pthread_t is a UInt
     #endif
 }

@@ -30,9 +30,10 @@ package struct CalendarDate: Equatable {
         let whole = Int64(seconds.rounded(.down))
         let (days, secondOfDay) = Self.floorDivide(whole, 86_400)
         (year, month, day) = Self.civil(fromDays: days + Self.referenceDay)
-        hour = Int(secondOfDay / 3600)
-        minute = Int(secondOfDay % 3600 / 60)
-        second = Int(secondOfDay % 60)
+        // A second of the day, 0 ..< 86,400: each part fits any Int.
+        hour = Int(truncatingIfNeeded: secondOfDay / 3600)
+        minute = Int(truncatingIfNeeded: secondOfDay % 3600 / 60)
+        second = Int(truncatingIfNeeded: secondOfDay % 60)
     }
 
     init(year: Int64, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) {
@@ -143,8 +144,9 @@ package struct CalendarDate: Equatable {
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
         let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1)
-        let month = Int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9)
+        // 1 ... 31 and 1 ... 12.
+        let day = Int(truncatingIfNeeded: dayOfYear - (153 * monthFromMarch + 2) / 5 + 1)
+        let month = Int(truncatingIfNeeded: monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9)
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (year, month, day)
     }

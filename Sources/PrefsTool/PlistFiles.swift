@@ -719,7 +719,7 @@ private struct BinaryPlistReader {
         guard next >> 4 == 0x1 else { throw error("a count that is not an integer") }
         let count = try integer(&position, sizeExponent: Int(next & 0x0F))
         guard count >= 0, count <= bytes.count else { throw error("a count larger than the file") }
-        return Int(count)
+        return Int(truncatingIfNeeded: count)  // at most `bytes.count`, checked above
     }
 
     private func references(_ position: inout Int, _ count: Int) throws -> [Int] {

@@ -485,7 +485,7 @@ public final class UserDefaultsStore: PreferenceStore {
         switch value {
         case nil: defaults.removeObject(forKey: name)
         case .integer(let integer)? where Int(exactly: integer) != nil:
-            defaults.set(Int(integer), forKey: name)
+            defaults.set(Int(truncatingIfNeeded: integer), forKey: name)  // exact: checked above
         case .double(let double)?: defaults.set(double, forKey: name)
         case .bool(let bool)?: defaults.set(bool, forKey: name)
         case let value?: defaults.set(value.foundationObject, forKey: name)

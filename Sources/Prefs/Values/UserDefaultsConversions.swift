@@ -162,7 +162,7 @@ struct NumericText {
         var value = 0
         for digit in digits {
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(Int(digit.value - 48))
+            let (sum, overflow2) = times.addingReportingOverflow(Int(truncatingIfNeeded: digit.value - 48))
             if overflow1 || overflow2 { return negative ? .min : .max }
             value = sum
         }
