@@ -13,14 +13,15 @@ extension Journal {
     /// Returns `nil` when the store is read-only and no journal can be read.
     static func open(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
-        timeout: Duration, reporter: @escaping Reporter
+        timeout: Duration, reporter: @escaping Reporter,
+        lockedData: @escaping LockedDataProbe = Journal.isDataLockedAway
     ) throws -> Journal? {
         // A few times at most: a file at the path that is no journal (or another database's) is
         // moved aside once, and an opener that waited while another moved it opens again.
         for _ in 0..<4 {
             switch try openOnce(
                 databasePath: databasePath, file: file, writable: writable, stored: stored,
-                databaseID: databaseID, timeout: timeout, reporter: reporter)
+                databaseID: databaseID, timeout: timeout, reporter: reporter, lockedData: lockedData)
             {
             case .opened(let journal): return journal
             case .movedAside: continue
@@ -40,7 +41,7 @@ extension Journal {
 
     private static func openOnce(
         databasePath: String, file: FileIdentity?, writable: Bool, stored: UInt64, databaseID: UInt64?,
-        timeout: Duration, reporter: @escaping Reporter
+        timeout: Duration, reporter: @escaping Reporter, lockedData: @escaping LockedDataProbe
     ) throws -> Opening {
         let path = databasePath + "-prefs"
         func failure(_ kind: JournalError.Kind, _ message: String) -> JournalError {
@@ -117,8 +118,7 @@ extension Journal {
             found: isNew ? nil : head.lockKind, isSoleUser: isSoleUser, path: path, failure: failure)
         let journal = try map(
             opened, path: path, databasePath: databasePath, lock: lockKind, threadLock: threadLock,
-            file: file,
-            reporter: reporter)
+            file: file, reporter: reporter, lockedData: lockedData)
         keep = true
         if isNew {
             try journal.create(continuingFrom: stored)
@@ -132,7 +132,7 @@ extension Journal {
     /// Maps the opened file and makes the journal object.
     private static func map(
         _ opened: OpenedFile, path: String, databasePath: String, lock kind: Int32, threadLock: ThreadLock,
-        file: FileIdentity?, reporter: @escaping Reporter
+        file: FileIdentity?, reporter: @escaping Reporter, lockedData: @escaping LockedDataProbe
     ) throws -> Journal {
         guard
             let mapping = SystemCall.mapShared(
@@ -146,7 +146,7 @@ extension Journal {
         )
         return Journal(
             databasePath: databasePath, path: path, descriptor: opened.descriptor, mapping: mapping,
-            isWritable: opened.isWritable, lock: lock, reporter: reporter, file: file)
+            isWritable: opened.isWritable, lock: lock, reporter: reporter, file: file, lockedData: lockedData)
     }
 
     /// Writes the database's identity in both of its places: a copy damaged by a flipped bit is

@@ -105,20 +105,29 @@ package final class Journal: @unchecked Sendable {
 
     /// Says what happened to the journal at a path (`path`, `message`).
     package typealias Reporter = @Sendable (_ path: String, _ message: String) -> Void
+    /// Whether the journal's data is locked away now (a file protected by class on a locked
+    /// device), given its descriptor; `nil` where the platform protects no file by class.
+    package typealias LockedDataProbe = @Sendable (_ descriptor: Int32) -> Bool?
+    /// Tells whether a fault in the mapping came from protected data rather than a cut.
+    let lockedData: LockedDataProbe
     /// Non-zero until the records were checked once under the lock, and again after a reader
     /// found a damaged one: the next holder of the lock checks them (and cuts the damage).
     private let needsCheck = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
-    /// Set (by the SIGBUS guard) when another process cut the file shorter than the mapping and
-    /// a page past its end was touched: the mapping no longer shows the file, and the journal
-    /// refuses every write from then on.
+    /// Set (by the SIGBUS guard) when a page of the mapping could not be read.
+    ///
+    /// Another process cut the file shorter than the mapping and a page past its end was
+    /// touched, or the device locked a file protected with `.complete`. The guard put a page of zeros there, so the
+    /// mapping no longer shows the file: a cut journal refuses every write from then on; locked
+    /// data gives `.protectedDataUnavailable` until it is readable, and is then mapped again.
     private let cutUnderMapping = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
         isWritable: Bool, lock: JournalLock, reporter: @escaping Reporter,
-        file: FileIdentity?
+        file: FileIdentity?, lockedData: @escaping LockedDataProbe = Journal.isDataLockedAway
     ) {
         self.reporter = reporter
+        self.lockedData = lockedData
         self.databasePath = databasePath
         self.path = path
         self.descriptor = descriptor
@@ -139,13 +148,47 @@ package final class Journal: @unchecked Sendable {
         cutUnderMapping.deallocate()
     }
 
-    /// Throws when another process cut the file short under the mapping (see `cutUnderMapping`).
+    /// Throws when a page of the mapping could not be read (see `cutUnderMapping`): locked data
+    /// as `.protectedDataUnavailable`, a cut as `.corrupt`.
     func checkNotCutUnderMapping() throws {
         guard prefs_atomic_load(cutUnderMapping) != 0 else { return }
+        if lockedData(descriptor) == true { throw protectedDataUnavailable() }
         throw error(
             .corrupt,
             "another process cut the journal \(path) shorter while this store had it mapped; nothing more is written through it: open the store again"
         )
+    }
+
+    /// Recovers from a fault that protected data caused, once the data can be read again.
+    ///
+    /// While the data is locked, throws `.protectedDataUnavailable`; once it can be read again,
+    /// the file is mapped again over the same addresses and the records are checked at the next
+    /// lock, so the store works again without being reopened. (A cut, or a platform that
+    /// protects no file by class, is left to `checkNotCutUnderMapping`.) Called before the lock
+    /// is taken: on Linux the lock lives in the mapping.
+    func recoverFromLockedData() throws {
+        guard prefs_atomic_load(cutUnderMapping) != 0, let locked = lockedData(descriptor) else { return }
+        if locked { throw protectedDataUnavailable() }
+        guard SystemCall.mapSharedAgain(mapping, descriptor, count: Layout.reservation, writable: isWritable)
+        else { return }
+        prefs_atomic_store(cutUnderMapping, 0)
+        prefs_atomic_store(needsCheck, 1)
+        report("its data was locked away while the device was locked; it is readable again")
+    }
+
+    private func protectedDataUnavailable() -> JournalError {
+        error(
+            .protectedDataUnavailable,
+            "the journal \(path) cannot be read while the device is locked (its files are protected); try again after it is unlocked"
+        )
+    }
+
+    /// Whether the file `descriptor` is open on is locked away now: a read refused with `EPERM`
+    /// where files are protected by class; `nil` elsewhere.
+    @Sendable static func isDataLockedAway(_ descriptor: Int32) -> Bool? {
+        guard JournalError.platformProtectsFiles else { return nil }
+        var byte: UInt8 = 0
+        return SystemCall.pread(descriptor, &byte, 1, at: 0) < 0 && (errno == EPERM || errno == EACCES)
     }
 
     // MARK: - The header
@@ -239,6 +282,7 @@ package final class Journal: @unchecked Sendable {
         _ body: (LockHeld) throws -> Result
     ) throws -> Result {
         guard isWritable else { throw error(.readOnly, "the journal \(path) is read-only here") }
+        try recoverFromLockedData()  // one load when nothing faulted
         switch lock.acquire(timeoutMilliseconds: timeout) {
         case Int32(PREFS_LOCK_ACQUIRED): break
         case Int32(PREFS_LOCK_ACQUIRED_OWNER_DIED):

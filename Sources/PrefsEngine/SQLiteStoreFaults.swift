@@ -32,6 +32,11 @@ package struct SQLiteStoreFaults: Sendable {
     /// than the cache (as an immutable connection through a read-only mount once did, a moment
     /// after a checkpoint committed, while the checkpoint was still in the WAL).
     var seeOlderRows: (@Sendable () -> Bool)?
+    /// Stands in for the platform's file protection: whether the journal's data is locked away
+    /// now (as on a locked device with `.complete`), for a test on a platform that has none.
+    var lockedData: Journal.LockedDataProbe?
+    /// Called where the store gives its files their protection class, in place of doing so.
+    package var protectFiles: (@Sendable (_ path: String) -> Void)?
 
     package init() {}
 }

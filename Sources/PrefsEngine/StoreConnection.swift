@@ -51,11 +51,16 @@ final class StoreConnection: Sendable {
             guard !database.isClosed else {
                 throw StoreError(path: path, kind: .closed, detail: "closed before \(operation)")
             }
-            if database.isIdle {
+            let reopened = database.isIdle
+            if reopened {
                 database.connection = try reopen(database)
                 database.isIdle = false
             }
             defer {
+                // SQLite deletes `-wal` and `-shm` when its last connection closes, and a
+                // connection opened again makes them anew with the folder's protection class:
+                // they get the store's again, whenever they are made.
+                if reopened && !database.readOnly { options.protectFiles(path) }
                 if closesWhenIdle {
                     database.connection.close()
                     database.isIdle = true
@@ -207,8 +212,10 @@ final class StoreConnection: Sendable {
             var offset = 0
             while offset < blob.count {
                 guard blob.count - offset >= 4 else { return nil }
+                // Clamped: a damaged count past a 32-bit Int fails the check below, never traps.
                 let count = Int(
-                    UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                    clamping: UInt32(
+                        littleEndian: blob.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
                 offset += 4
                 guard count <= blob.count - offset,
                     let key = String(bytes: blob[offset..<offset + count], encoding: .utf8)

@@ -175,7 +175,7 @@ extension StoreEngine {
         let journal = try Journal.open(
             databasePath: path, file: opened.database.file, writable: !readOnly,
             stored: opened.highestStored, databaseID: opened.databaseID, timeout: options.busyTimeout,
-            reporter: options.report)
+            reporter: options.report, lockedData: options.faults.lockedData ?? Journal.isDataLockedAway)
         // Taking the lock once repairs what a process killed while writing left behind.
         if let journal, journal.isWritable {
             if options.powerSafe { journal.noteAPowerSafeWriter() }
@@ -365,14 +365,14 @@ extension StoreEngine {
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a
         // first-release table has no rowid, and reserves nothing.
         let rows = (try? connection.integer("SELECT max(rowid) FROM prefs_entries")).flatMap { $0 } ?? 0
-        var values = KeyTable(minimumCapacity: Int(min(max(rows, 0), 10_000_000)))
+        var values = KeyTable(minimumCapacity: Int(clamping: min(max(rows, 0), 10_000_000)))
         // The values' bytes fit in the file: reserving that much address space (touched only as
         // it fills) spares copying the buffer each time it would double.
         let fileBytes =
             (try? connection.integer(
                 "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")).flatMap { $0 }
             ?? 0
-        values.reserveEncodedCapacity(Int(min(max(fileBytes, 0), 1 << 28)))
+        values.reserveEncodedCapacity(Int(clamping: min(max(fileBytes, 0), 1 << 28)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try StoreConnection.checkpointedSequence(connection)
         var highestRow: UInt64 = 0

@@ -244,6 +244,22 @@ private final class AnnouncingDefaults: UserDefaults {
         #expect(try store.moveIn(fromUserDefaultsDomain: suite, using: defaults).alreadyMovedIn)
     }
 
+    /// A suite's key descriptions, kept in the suite itself so its App Group sees them, are not
+    /// values: moving the suite into SQLite takes its values and leaves them.
+    @Test func movingInASuiteLeavesItsKeyDescriptions() throws {
+        let suite = TestDefaults.uniqueSuiteName()
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        let prefs = Preferences(store: UserDefaultsStore(defaults, domainName: suite))
+        try prefs.publish([Preferences.Key<Int>("volume", default: 1, help: "Playback volume")])
+        defaults.set(3, forKey: "volume")
+        #expect(defaults.synchronize())
+        let store = try SQLiteStore(path: TestFiles.uniquePath())
+        let report = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+        #expect(report.copied == ["volume"])
+        #expect(store.value(forKey: "volume") == .integer(3))
+        #expect(Set(store.snapshot().keys.map(\.name)) == ["volume"])
+    }
+
     /// Item 9: a suite Foundation refuses is a clear error, not the standard defaults in disguise.
     @Test func aSuiteFoundationRefusesIsAnError() throws {
         let name = "NSGlobalDomain"

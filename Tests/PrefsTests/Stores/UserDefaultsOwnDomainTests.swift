@@ -16,6 +16,7 @@ import Testing
         let store = UserDefaultsStore(defaults)
         #expect(defaults.dictionaryRepresentation()[registered] != nil)  // what it listed before
 
+        // standard-ok: only reads the app's own domain, to compare; nothing is written to it.
         let own = UserDefaults.standard.persistentDomain(forName: UserDefaultsStore.appDomainName) ?? [:]
         #expect(Set(store.snapshot().keys.map(\.name)) == Set(own.keys))
         #expect(store.snapshot()[StoreKey(registered)] == nil)

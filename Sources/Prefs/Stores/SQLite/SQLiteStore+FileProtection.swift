@@ -39,7 +39,8 @@ extension SQLiteStore.FileProtection {
     /// exists, and only where the file has another one (so opening writes no metadata again).
     ///
     /// Called once the store is open, when SQLite has made its `-wal` and `-shm` (which start
-    /// with the folder's class).
+    /// with the folder's class), and again after each connection opened later, which may have
+    /// made them anew.
     func apply(toStoreAt path: String) {
         #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
             let type: FileProtectionType =

@@ -50,7 +50,8 @@ extension SQLiteStore {
         let objects = source.persistentDomain(forName: domain).flatMap { $0.isEmpty ? nil : $0 }
         var converted: [String: PropertyListValue] = [:]
         var unconvertible: [String] = []
-        for (key, object) in objects ?? [:] {
+        // A suite's key descriptions (`prefs.keys:…`) are the suite's own, not values to move.
+        for (key, object) in objects ?? [:] where !UserDefaultsStore.isReservedKey(key) {
             if let value = PropertyListValue(foundationObject: object) {
                 converted[key] = value
             } else {

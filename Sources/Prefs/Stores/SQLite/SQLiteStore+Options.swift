@@ -99,7 +99,8 @@ extension SQLiteStore.Options {
         }
         settings.powerSafe = durability == .powerSafe
         settings.recreateOnCorruption = recreateOnCorruption
-        settings.protectFiles = { [fileProtection] path in fileProtection.apply(toStoreAt: path) }
+        settings.protectFiles =
+            faults.protectFiles ?? { [fileProtection] path in fileProtection.apply(toStoreAt: path) }
         settings.faults = faults
         return settings
     }
