@@ -10,13 +10,12 @@
     @Suite(.serialized, .enabled(if: PostgresServer.isAvailable)) struct SyncLinkTests {
         /// Three processes write one file, and one of them talks to the server for all three.
         ///
-        /// Killed with `kill -9`, it is replaced within a second or two, and the writes go on
+        /// Killed with `kill -9`, it is replaced once its lease runs out, and the writes go on
         /// arriving.
         @Test func processesOnOneFileShareOneLinkTakenOverWhenItsHolderIsKilled() async throws {
             let server = try PostgresServer()
             defer { server.remove() }
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-link-\(UUID())")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = ScratchFolder.make("link")
             let path = folder.appendingPathComponent("shared.sqlite").path
             // One first, so that the file exists before the others open it.
             var children = [try Helper.start(["synced-writer", path, server.url, "team", "a"])]
@@ -53,11 +52,11 @@
             let survivors = children.filter { $0 !== holder }
             let started = Date()
             #expect(await eventually(within: 20) { survivors.contains { $0.currentStdout.contains("link") } })
-            // The others try twice a second: about a second here when the machine is quiet; a
-            // machine running every suite at once on two cores took 2.8 s and 6 s.
+            // The lease runs out within six seconds of the kill, and the others look when the
+            // lease they saw ends (a loaded machine adds its own delays).
             let takeover = Date().timeIntervalSince(started)
             print("SyncLinkTests: the link was taken over in \(takeover) s")
-            #expect(takeover < 10, "taken over within seconds on a loaded machine")
+            #expect(takeover < 15, "taken over within a lease and a little on a loaded machine")
             let before = ["a", "b", "c"].map { latest($0) ?? -1 }
             #expect(
                 await eventually {

@@ -29,6 +29,9 @@
 //   fleet-writer PATH URL NAMESPACE NAME SEED KEYS  a SyncedStore as synced-writer, writing key0 … key(KEYS-1)
 //                                        at random every 10–40 ms: prints "try KEY VALUE" before each write and
 //                                        "ack KEY VALUE STAMP" once it returned (values NAME.0, NAME.1, …)
+//   link-holder PATH LEASE_MS            a SyncedStore (SQLite file, a remote that keeps nothing) with a lease of
+//                                        LEASE_MS: writes "mine" every 100 ms, prints "link" when this process
+//                                        takes the link and "unlinked" when it loses it
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
@@ -374,6 +377,36 @@ func publishKeys() throws {
     ])
 }
 
+/// A remote that takes every push and has nothing to give: enough for the link's tests.
+final class RemoteKeepingNothing: SyncRemote {
+    var description: String { "RemoteKeepingNothing" }
+    func push(_ entries: [SyncEntry]) throws -> [SyncEntry] { entries }
+    func pull(after cursor: PropertyListValue?) throws -> (entries: [SyncEntry], cursor: PropertyListValue?) {
+        ([], cursor)
+    }
+    func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
+        StoreObservation {}
+    }
+}
+
+/// The `link-holder` mode (see the list at the top).
+func linkHolder() throws {
+    let store = try SyncedStore(
+        local: try SQLiteStore(path: argument(1)), remote: RemoteKeepingNothing(), syncing: .all,
+        diagnostics: .standardError, automatically: true,
+        now: { UInt64(Date().timeIntervalSince1970 * 1000) },
+        linkLease: .milliseconds(Int(argument(2)) ?? 1_000))
+    var linked = false
+    for index in 0... {
+        if index % 5 == 0 { try store.setValue(.integer(Int64(index)), forKey: "mine") }
+        if store.holdsLink != linked {
+            linked.toggle()
+            ChildWork.say(linked ? "link" : "unlinked")
+        }
+        usleep(20_000)
+    }
+}
+
 /// Every mode, by the name the tests give it.
 var modes: [String: () throws -> Void] = [
     "store-write": storeWrite,
@@ -396,6 +429,7 @@ var modes: [String: () throws -> Void] = [
     "seed-article": seedArticle,
     "namespace-shortcuts": namespaceShortcuts,
     "publish-keys": publishKeys,
+    "link-holder": linkHolder,
 ]
 #if PREFS_POSTGRESQL
     modes["pg-write"] = pgWrite

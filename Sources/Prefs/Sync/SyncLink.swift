@@ -3,52 +3,204 @@ import PrefsEngine
 import PrefsSupport
 
 /// Which process of a machine talks to the remote for a local store several processes share (a
-/// `SQLiteStore` file): the one holding an exclusive `flock` on a file beside the store.
+/// `SQLiteStore` file): the holder of a lease kept in a file beside the store.
 ///
 /// The others write their synced values, stamps and pending marks into the shared store as
 /// usual; the holder hears of them through the store (as it hears any other process's write)
-/// and sends them. The kernel lets the lock go when its process ends, `kill -9` included, and
-/// the others try for it twice a second, so one takes over within a second. The fleet's
-/// connections then grow with machines, not processes.
+/// and sends them. The fleet's connections then grow with machines, not processes.
+///
+/// No file lock is held between calls: an app or extension suspended while holding one in an
+/// App Group container is ended by the system (`0xdead10cc`). The lease is a record in the file
+/// (the holder's token and process, and when the lease ends), read and written under an
+/// exclusive `flock` held only for that read and write, never waited on. The holder renews it a
+/// few times per lease; a holder that stops (killed, suspended, stopped) stops renewing, and the
+/// first other process to look after the lease ended takes it over. A holder that comes back to
+/// find the lease taken gives the link up. A holder that ends normally gives the lease back.
 ///
 /// ```swift
 /// let link = SyncLink(path: store.path + ".sync-link")
 /// if link?.tryToHold() == true { print("this process talks to the remote") }
 /// ```
 final class SyncLink: Sendable {
+    /// How long a lease lasts unless renewed.
+    ///
+    /// That is how long the machine may go without a link after its holder stops. The holder
+    /// renews it at a third of that.
+    static let defaultLease: Duration = .seconds(6)
+
     private let descriptor: Int32
+    private let lease: Duration
+    /// This link's token in the lease (two links in one process are two holders).
+    private let token = UUID()
     private let held = AtomicWord()
+    /// When the lease this process last saw ends, in milliseconds since 1970 (0: none seen).
+    private let seenExpiry = AtomicWord()
+    /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
+    private let now: @Sendable () -> UInt64
 
     /// The link of the store at `path`'s file; `nil` when the file cannot be opened (the store
     /// then talks to the remote from this process, as a store no other process shares would).
-    init?(path: String) {
+    init?(
+        path: String, lease: Duration = SyncLink.defaultLease,
+        now: @escaping @Sendable () -> UInt64 = SyncLink.wallClock
+    ) {
         descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return nil }
+        self.lease = lease
+        self.now = now
     }
 
     deinit {
-        SystemCall.close(descriptor)  // lets the lock go
+        // Gives the lease back, so another process need not wait for it to end.
+        if held.load() == 1 {
+            _ = withRecord { record in
+                guard record.token == token, record.expiry != 0 else { return nil }
+                var freed = record
+                freed.expiry = 0
+                return freed
+            }
+        }
+        SystemCall.close(descriptor)
     }
 
-    /// Whether this process holds the link, taking it when it is free.
+    /// The wall clock in milliseconds since 1970.
+    @Sendable static func wallClock() -> UInt64 {
+        UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+    }
+
+    /// Whether this process holds the link, taking the lease when it is free or has ended and
+    /// renewing it when it is this link's.
+    ///
+    /// When the lease cannot be read this moment (another process is reading it), the answer is
+    /// the last one: a holder stays the holder until a renewal finds the lease taken.
+    @discardableResult
     func tryToHold() -> Bool {
-        if held.load() == 1 { return true }
-        guard SystemCall.flock(descriptor, LOCK_EX | LOCK_NB) else { return false }
-        held.store(1)
-        return true
+        let start = now()
+        let outcome = withRecord { record in
+            let free = !record.isLive(at: start, lease: leaseMilliseconds)
+            guard free || record.token == token else {
+                seenExpiry.store(record.expiry)
+                return nil
+            }
+            return LeaseRecord(token: token, process: getpid(), expiry: start + leaseMilliseconds)
+        }
+        switch outcome {
+        case .busy: return isHeld
+        case .unchanged: held.store(0)
+        case .written(let record):
+            seenExpiry.store(record.expiry)
+            held.store(1)
+        }
+        return isHeld
     }
 
     var isHeld: Bool { held.load() == 1 }
 
-    /// Whether a process holds the link of the store whose link file is `path` (for another
-    /// process: the `prefs` tool).
-    static func isHeld(path: String) -> Bool {
-        // Read-only is enough for flock: a tool that may not write the folder still asks.
+    /// How long to wait before this process tries for the link again: until the lease it saw
+    /// ends (a little after), at most one lease.
+    var waitBeforeTrying: Duration {
+        let expiry = seenExpiry.load()
+        let current = now()
+        let remaining = expiry > current ? Duration.milliseconds(Int64(clamping: expiry - current)) : .zero
+        return min(remaining, lease) + .milliseconds(50)
+    }
+
+    /// How often the holder renews the lease.
+    var renewalInterval: Duration { lease / 3 }
+
+    /// Whether a live lease is held on the store whose link file is `path`, and by which process
+    /// (for another process: the `prefs` tool).
+    static func holder(path: String, lease: Duration = defaultLease) -> Int32? {
         let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC, 0)
-        guard descriptor >= 0 else { return false }  // never made: never held
+        guard descriptor >= 0 else { return nil }  // never made: never held
         defer { SystemCall.close(descriptor) }
-        guard SystemCall.flock(descriptor, LOCK_EX | LOCK_NB) else { return true }
-        _ = SystemCall.flock(descriptor, LOCK_UN)
-        return false
+        // Read-only is enough for flock: a tool that may not write the folder still asks.
+        // A holder of an earlier release kept an exclusive lock for its life: held.
+        guard SystemCall.flock(descriptor, LOCK_SH | LOCK_NB) else { return 0 }
+        defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
+        guard let record = LeaseRecord.read(descriptor),
+            record.isLive(at: wallClock(), lease: UInt64(max(0, lease.wholeMilliseconds)))
+        else { return nil }
+        return record.process
+    }
+
+    /// What reading the lease came to.
+    private enum Outcome {
+        /// Another process was reading or writing it this moment (or an earlier release of
+        /// Prefs holds its lock for its life): nothing was read.
+        case busy
+        /// Read, and left as it was.
+        case unchanged
+        /// Read, and this record written in its place.
+        case written(LeaseRecord)
+    }
+
+    /// Reads the lease under the file's lock, held only for this read and write (never waited
+    /// for), and writes what `change` returns (`nil`: nothing).
+    private func withRecord(_ change: (LeaseRecord) -> LeaseRecord?) -> Outcome {
+        // A few quick tries: the lock is held for one read and one write of 40 bytes.
+        var locked = false
+        for attempt in 0..<5 {
+            if attempt > 0 { usleep(1_000) }
+            locked = SystemCall.flock(descriptor, LOCK_EX | LOCK_NB)
+            if locked { break }
+        }
+        guard locked else { return .busy }
+        defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
+        let current = LeaseRecord.read(descriptor) ?? LeaseRecord(token: UUID(), process: 0, expiry: 0)
+        guard let next = change(current), next.write(descriptor) else { return .unchanged }
+        return .written(next)
+    }
+
+    /// The lease in milliseconds.
+    private var leaseMilliseconds: UInt64 { UInt64(max(0, lease.wholeMilliseconds)) }
+}
+
+/// The lease in a link file: 8 bytes of magic, the holder's token (16), its process (4), 4
+/// reserved, and when the lease ends (8, milliseconds since 1970), little-endian.
+struct LeaseRecord: Equatable {
+    static let magic: UInt64 = 0x4B4E_494C_5346_5250  // "PRFSLINK"
+    static let size = 40
+
+    var token: UUID
+    var process: Int32
+    var expiry: UInt64
+
+    /// Whether the lease has not ended at `now`.
+    ///
+    /// A lease that ends more than one lease from now was written by a clock that has since gone
+    /// back: it is over (never held for hours).
+    func isLive(at now: UInt64, lease: UInt64) -> Bool {
+        expiry > now && expiry - now <= lease
+    }
+
+    /// The record in the file (`nil`: none, or not a lease, which counts as free).
+    static func read(_ descriptor: Int32) -> LeaseRecord? {
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes {
+            SystemCall.pread(descriptor, $0.baseAddress!, size, at: 0)
+        }
+        guard count == size else { return nil }
+        return bytes.withUnsafeBytes { raw in
+            guard UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) == magic else { return nil }
+            let token = raw.loadUnaligned(fromByteOffset: 8, as: uuid_t.self)
+            return LeaseRecord(
+                token: UUID(uuid: token),
+                process: Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 24, as: Int32.self)),
+                expiry: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 32, as: UInt64.self)))
+        }
+    }
+
+    /// Writes the record at the file's start; whether all of it was written.
+    func write(_ descriptor: Int32) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: Self.size)
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: Self.magic.littleEndian, as: UInt64.self)
+            raw.storeBytes(of: token.uuid, toByteOffset: 8, as: uuid_t.self)
+            raw.storeBytes(of: process.littleEndian, toByteOffset: 24, as: Int32.self)
+            raw.storeBytes(of: expiry.littleEndian, toByteOffset: 32, as: UInt64.self)
+        }
+        return bytes.withUnsafeBytes { SystemCall.pwrite(descriptor, $0.baseAddress!, Self.size, at: 0) }
+            == Self.size
     }
 }

@@ -108,7 +108,7 @@ extension SyncedStore {
     /// }
     /// ```
     package static func requestSync(of store: SQLiteStore, timeout: Duration) throws -> SyncRequestOutcome {
-        guard SyncLink.isHeld(path: store.path + ".sync-link") else { return .noProcessSyncs }
+        guard SyncLink.holder(path: store.path + ".sync-link") != nil else { return .noProcessSyncs }
         let asked = Date()
         try store.setValue(.date(asked), forKey: requestKey)
         let deadline = ContinuousClock.now + timeout

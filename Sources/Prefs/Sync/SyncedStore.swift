@@ -100,7 +100,7 @@ public final class SyncedStore: PreferenceStore {
     package init(
         local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection,
         diagnostics: PreferenceDiagnostics, automatically: Bool, now: @escaping @Sendable () -> UInt64,
-        firstRetry: Duration = .milliseconds(500)
+        firstRetry: Duration = .milliseconds(500), linkLease: Duration = SyncLink.defaultLease
     ) throws {
         self.local = local
         self.remote = remote
@@ -111,7 +111,9 @@ public final class SyncedStore: PreferenceStore {
         self.firstRetry = firstRetry
         localTypedReads = local as? any TypedReadStore
         link =
-            automatically ? (local as? SQLiteStore).flatMap { SyncLink(path: $0.path + ".sync-link") } : nil
+            automatically
+            ? (local as? SQLiteStore).flatMap { SyncLink(path: $0.path + ".sync-link", lease: linkLease) }
+            : nil
         replica = try local.transaction { t in
             if case .string(let name)? = t[Self.replicaKey], !name.isEmpty { return name }
             let name = UUID().uuidString
@@ -134,12 +136,31 @@ public final class SyncedStore: PreferenceStore {
         for observation in observations.withLock({ $0 }) { observation.cancel() }
     }
 
-    /// Another process talks to the remote: tries for the link twice a second, until this
-    /// process holds it or the store is gone.
+    /// Another process talks to the remote: tries for the link again when the lease it saw
+    /// ends, until this process holds it or the store is gone.
     private func tryForTheLink() {
-        queue.asyncAfter(deadline: .now() + 0.5) { [weak self] in
-            guard let self, let link else { return }
+        guard let link else { return }
+        queue.asyncAfter(deadline: .now() + link.waitBeforeTrying.timeInterval) { [weak self] in
+            guard let self, let link = self.link else { return }
             if link.tryToHold() { becomeTheLink() } else { tryForTheLink() }
+        }
+    }
+
+    /// Renews the link's lease a few times per lease while this process holds it; gives the
+    /// link up when another process took it (this one was stopped or suspended past the lease).
+    private func keepTheLink() {
+        guard let link else { return }
+        queue.asyncAfter(deadline: .now() + link.renewalInterval.timeInterval) { [weak self] in
+            guard let self, let link = self.link else { return }
+            if link.tryToHold() { return keepTheLink() }
+            // Another process talks to the remote now: stop hearing it and the pending writes.
+            for observation in observations.withLock({ all in
+                defer { all = [] }
+                return all
+            }) {
+                observation.cancel()
+            }
+            tryForTheLink()
         }
     }
 
@@ -162,6 +183,7 @@ public final class SyncedStore: PreferenceStore {
             if pending { self?.scheduleSync(after: Self.gathering) }
         }
         observations.withLock { $0.append(pendingWrites) }
+        keepTheLink()
         scheduleSync()
     }
 
