@@ -117,7 +117,7 @@ extension Preferences {
             let key = written.first { (try? $0.value.newValue?.checkNesting()) == nil }?.key.name
             throw error.naming(key: key ?? "(update)", store: store.description)
         } catch {
-            throw failure(error, writing: "(update)")
+            throw failure(error, writing: [])
         }
     }
 }

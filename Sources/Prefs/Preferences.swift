@@ -81,8 +81,15 @@ public struct Preferences: Sendable {
     /// Stores `value` for `key` (`nil` removes it), throwing when it cannot be encoded or the
     /// store cannot write; the stored value is then as it was.
     ///
+    /// A value that cannot be stored throws ``PreferenceError``; a store that cannot write
+    /// throws its own error, a ``StoreError`` for Prefs' stores, naming the key in its `keys`.
+    ///
     /// ```swift
-    /// try prefs.set(0.8, for: .volume)
+    /// do {
+    ///     try prefs.set(0.8, for: .volume)
+    /// } catch let error as StoreError where error.kind == .busy {
+    ///     print("try again later: \(error)")
+    /// }
     /// ```
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
         try checkNotLocked(key)
@@ -90,7 +97,7 @@ public struct Preferences: Sendable {
         do {
             try store.setValue(encoded, forKey: key.name)
         } catch {
-            throw failure(error, writing: key.name)
+            throw failure(error, writing: [key.name])
         }
     }
 
@@ -209,18 +216,26 @@ public struct Preferences: Sendable {
         }
     }
 
-    /// A write's failure as the error `set` and `update` throw: a value's own error (a store that
-    /// checks nesting as it writes throws one) or the store's, naming the key and the store.
-    func failure(_ error: any Error, writing key: String) -> PreferenceError {
-        guard let error = error as? PreferenceError else {
-            return PreferenceError.storeFailed(error).naming(key: key, store: store.description)
+    /// A write's failure as the error `set` and `update` throw, caught as the docs show: a
+    /// value's own ``PreferenceError`` (a store that checks nesting as it writes throws one)
+    /// naming the keys and the store, or the store's own error as it threw it, a ``StoreError``
+    /// naming the keys when it named none.
+    func failure(_ error: any Error, writing keys: [String]) -> any Error {
+        let names = keys.joined(separator: ", ")
+        switch error {
+        case let error as PreferenceError:
+            return error.key == nil && !keys.isEmpty
+                ? error.naming(key: names, store: store.description) : error
+        case let error as StoreError where error.keys.isEmpty && !keys.isEmpty:
+            return StoreError(kind: error.kind, store: error.store, message: error.message, keys: keys)
+        default:
+            return error
         }
-        return error.key == nil ? error.naming(key: key, store: store.description) : error
     }
 
     @usableFromInline
     func report(_ error: any Error, key: String) {
-        let failure = failure(error, writing: key)
+        let failure = failure(error, writing: key.isEmpty ? [] : [key])
         diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
     }
 

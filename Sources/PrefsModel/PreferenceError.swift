@@ -1,11 +1,13 @@
 import Foundation
 
-/// A value, a write or a migration that failed: what kind of failure, and the key and store it
-/// concerns when there is one.
+/// A value or a migration that failed: what kind of failure, and the key and store it concerns
+/// when there is one.
 ///
 /// The library's one error type besides ``StoreError``, and of the same shape: an open ``kind``
-/// you compare with `==`, and a message. A value's own `serialize`/`deserialize` throws it without
-/// a key; ``Preferences`` adds the key and the store when the value was being written.
+/// you compare with `==`, and a message. The rule between them: a value that cannot be stored (or
+/// read, or migrated) is a `PreferenceError`; a store that cannot write throws its own error,
+/// never wrapped in this one. A value's own `serialize`/`deserialize` throws it without a key;
+/// ``Preferences`` adds the key and the store when the value was being written.
 ///
 /// ```swift
 /// do {
@@ -48,9 +50,6 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
         public static let nestedTooDeeply = Kind(rawValue: "nestedTooDeeply")
         /// An administrator locked the key (``SystemLayer``): the file, or managed preferences.
         public static let locked = Kind(rawValue: "locked")
-        /// The store could not write (full disk, read-only file, lost server), and nothing was
-        /// changed; ``underlying`` is its error, a ``StoreError`` for Prefs' own stores.
-        public static let storeFailed = Kind(rawValue: "storeFailed")
         /// A migration stopped: its steps are out of order, a step threw (``underlying``; the
         /// steps before it are kept), or a group migration named a property the group lacks.
         public static let migrationFailed = Kind(rawValue: "migrationFailed")
@@ -65,7 +64,7 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// A description of the store, such as `MemoryStore` or `UserDefaults(suite: group.example)`,
     /// when the failure concerns one.
     public internal(set) var store: String?
-    /// The error behind this one: the store's, or the migration step's.
+    /// The error behind this one: the migration step's, or the value's own coding error.
     public let underlying: (any Error)?
 
     /// An error of `kind` saying `message`; a value's `deserialize` throws one when the stored
@@ -89,8 +88,6 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// ```
     public var description: String {
         switch (key, store) {
-        case (let key?, let store?) where kind == .storeFailed:
-            "writing \"\(key)\" to \(store) failed: \(message)"
         case (let key?, let store?): "cannot store \"\(key)\" in \(store): \(message)"
         case (let key?, nil): "\"\(key)\": \(message)"
         case (nil, let store?): "\(store): \(message)"
@@ -129,11 +126,6 @@ extension PreferenceError {
         PreferenceError(
             .nestedTooDeeply,
             "arrays and dictionaries nest deeper than \(limit) levels, the most a stored value may have")
-    }
-
-    /// The store's failure writing `key`.
-    package static func storeFailed(_ error: any Error) -> PreferenceError {
-        PreferenceError(.storeFailed, "\(error)", underlying: error)
     }
 
     /// This error, naming the key and store it concerns.

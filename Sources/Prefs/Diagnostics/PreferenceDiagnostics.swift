@@ -14,8 +14,10 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         /// A stored value did not fit the key's type, so the read gave the default.
         case readFellBackToDefault(PreferenceError)
         /// A write that cannot throw (the subscript setter, `reset`, `removeAll`) failed; the
-        /// stored value is as it was.
-        case writeFailed(PreferenceError)
+        /// stored value is as it was. The error is what `set` would have thrown: a
+        /// ``PreferenceError`` for a value that cannot be stored, the store's own (a
+        /// ``StoreError``) for a store that cannot write.
+        case writeFailed(any Error)
         /// A group migration found an old value that does not fit its property and left it in place.
         case migrationLeftInPlace(GroupMigrationReport.Mismatch)
         /// Something a store did or found about its own files, which nothing else reports: a
@@ -47,8 +49,12 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         switch kind {
         case .readFellBackToDefault(let cause):
             "prefs: \"\(key)\" in \(store): \(cause); using the default"
-        case .writeFailed(let error):
+        case .writeFailed(let error as PreferenceError):
             "prefs: \(error); the stored value is unchanged"
+        case .writeFailed(let error):
+            key.isEmpty
+                ? "prefs: \(error); nothing was changed"
+                : "prefs: writing \"\(key)\" to \(error); the stored value is unchanged"
         case .migrationLeftInPlace(let mismatch):
             "prefs: migrating in \(store): \(mismatch)"
         case .storeNotice(let message):

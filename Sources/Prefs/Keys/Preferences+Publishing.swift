@@ -39,7 +39,7 @@ extension Preferences {
         do {
             try store.keep(keyDescriptions: stored)
         } catch {
-            throw failure(error, writing: stored.keys.sorted().joined(separator: ", "))
+            throw failure(error, writing: stored.keys.sorted())
         }
     }
 

@@ -191,9 +191,9 @@ extension PreferenceStore {
 }
 
 /// The error of a store asked to keep key descriptions it has no place for.
-private func keepsNoDescriptions(_ descriptions: [String: PropertyListValue], store: String)
-    -> PreferenceError
-{
-    PreferenceError.storeFailed(CocoaError(.featureUnsupported))
-        .naming(key: descriptions.keys.sorted().joined(separator: ", "), store: store)
+private func keepsNoDescriptions(_ descriptions: [String: PropertyListValue], store: String) -> StoreError {
+    StoreError(
+        kind: .other, store: store,
+        message: "this store keeps no key descriptions (a store of Prefs' own does)",
+        keys: descriptions.keys.sorted())
 }

@@ -43,8 +43,7 @@ import Testing
         #expect {
             try Preferences(store: store).update { p in p[.launchCount] = 5 }
         } throws: { error in
-            guard let error = error as? PreferenceError, error.kind == .storeFailed else { return false }
-            return (error.underlying as? StoreError)?.kind == .replaced
+            (error as? StoreError)?.kind == .replaced
         }
         #expect(store.value(forKey: "k") == .integer(1))
     }

@@ -34,7 +34,8 @@ import Testing
         let prefs = issues.preferences(
             UnavailableStore(reason: Cause(), description: "SQLiteStore(/nowhere)"))
         #expect(prefs[.volume] == 0.5)
-        #expect(throws: PreferenceError.self) { try prefs.set(0.1, for: .volume) }
+        // The reason it could not open (a StoreError for a SQLite file), as the store throws it.
+        #expect(throws: Cause.self) { try prefs.set(0.1, for: .volume) }
         prefs[.volume] = 0.2
         #expect(issues.issues.count == 1)
     }

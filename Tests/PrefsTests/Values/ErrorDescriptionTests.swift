@@ -10,7 +10,8 @@ import Testing
 /// be completed").
 @Suite struct ErrorDescriptionTests {
     static let errors: [any Error & CustomStringConvertible] = [
-        PreferenceError.storeFailed(POSIXError(.ENOSPC)).naming(key: "volume", store: "MemoryStore"),
+        PreferenceError.notRepresentable(type: "UInt64", reason: "too large").naming(
+            key: "n", store: "MemoryStore"),
         PreferenceError.typeMismatch(expected: "Int", found: .string("x")),
         PreferenceError(.migrationFailed, "migration step 1 comes after step 2"),
         StoreError(kind: .busy, store: "MemoryStore", message: "held for more than 10 seconds"),

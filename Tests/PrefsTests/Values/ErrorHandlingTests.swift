@@ -74,8 +74,8 @@ import Testing
         prefs[counter] = Refusing(value: -1)
         #expect(prefs[counter] == Refusing(value: 42))
         let issue = try #require(issues.issues.last)
-        guard case .writeFailed(let error) = issue.kind else {
-            Issue.record("expected a write failure, got \(issue.kind)")
+        guard case .writeFailed(let error as PreferenceError) = issue.kind else {
+            Issue.record("expected a value's write failure, got \(issue.kind)")
             return
         }
         #expect(error.key == "counter")
@@ -86,13 +86,8 @@ import Testing
         let store = FailingStore(["volume": .double(0.3)])
         let prefs = issues.preferences(store)
 
-        #expect {
-            try prefs.set(0.9, for: .volume)
-        } throws: { error in
-            guard let error = error as? PreferenceError, error.kind == .storeFailed else { return false }
-            return error.key == "volume" && error.store == "FailingStore"
-                && error.underlying is FailingStore.DiskFull
-        }
+        // The store's own error, as it threw it: caught by its type.
+        #expect(throws: FailingStore.DiskFull.self) { try prefs.set(0.9, for: .volume) }
         #expect(prefs[.volume] == 0.3)
 
         prefs[.volume] = 0.9
@@ -103,7 +98,31 @@ import Testing
         #expect(issues.issues.count == 3)
         #expect(issues.issues.allSatisfy { if case .writeFailed = $0.kind { true } else { false } })
         #expect(issues.issues[0].description.contains("no space left on device"))
+        #expect(issues.issues[0].description.contains("\"volume\""), "names the key")
     }
+
+    #if os(macOS) || os(Linux)
+        /// The catch that ``StoreError``'s documentation shows, around `set`, matches: a store's
+        /// failure is thrown as the store's error, naming the key, not wrapped in another type.
+        @Test func aBusyStoreIsCaughtAsTheDocsShow() async throws {
+            let path = TestFiles.uniquePath()
+            _ = try SQLiteStore(path: path)
+            let holder = try Helper.start(["sqlite-hold-lock", path])
+            defer { holder.killIfRunning() }
+            #expect(await eventually { holder.currentStdout.contains("holding") })
+            var options = SQLiteStore.Options()
+            options.busyTimeout = .milliseconds(100)
+            let prefs = Preferences(store: try SQLiteStore(path: path, options: options))
+            var caught: StoreError?
+            do {
+                try prefs.set(0.8, for: .volume)
+            } catch let error as StoreError where error.kind == .busy {
+                caught = error
+            }
+            #expect(caught?.keys == ["volume"])
+            #expect(caught?.store == path)
+        }
+    #endif
 
     @Test func oncePerKeyPassesEachKeyAndKindOnce() {
         let issues = IssueRecorder()
