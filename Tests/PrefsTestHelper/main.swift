@@ -396,14 +396,26 @@ func linkHolder() throws {
         diagnostics: .standardError, automatically: true,
         now: { UInt64(Date().timeIntervalSince1970 * 1000) },
         linkLease: .milliseconds(Int(argument(2)) ?? 1_000))
-    var linked = false
-    for index in 0... {
-        if index % 5 == 0 { try store.setValue(.integer(Int64(index)), forKey: "mine") }
-        if store.holdsLink != linked {
-            linked.toggle()
-            ChildWork.say(linked ? "link" : "unlinked")
+    // Said from a thread of its own: a write may wait for the journal's lock (a process stopped
+    // while holding it), and what this process holds must still be said at once.
+    let watcher = Thread {
+        var linked = false
+        while true {
+            if store.holdsLink != linked {
+                linked.toggle()
+                ChildWork.say(linked ? "link" : "unlinked")
+            }
+            usleep(20_000)
         }
-        usleep(20_000)
+    }
+    watcher.start()
+    for index in 0... {
+        do {
+            try store.setValue(.integer(Int64(index)), forKey: "mine")
+        } catch {
+            FileHandle.standardError.write(Data("write \(index): \(error)\n".utf8))
+        }
+        usleep(100_000)
     }
 }
 
