@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
@@ -303,12 +304,17 @@ int prefs_thread_lock_lends_priority(prefs_thread_lock *lock) {
 static struct timespec deadline_after(int64_t timeout_ms) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000;
+    // In 64 bits, then clamped to what time_t holds (32 bits where long is, on a watch), so a
+    // deadline never wraps into the past.
+    int64_t seconds = (int64_t)deadline.tv_sec + timeout_ms / 1000;
+    long nanoseconds = deadline.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;
+    if (nanoseconds >= 1000000000L) {
+        seconds += 1;
+        nanoseconds -= 1000000000L;
     }
+    const int64_t largest = sizeof(time_t) == 4 ? INT32_MAX : INT64_MAX;
+    deadline.tv_sec = (time_t)(seconds > largest ? largest : seconds);
+    deadline.tv_nsec = nanoseconds;
     return deadline;
 }
 

@@ -97,6 +97,33 @@ enum ExpiringActivity {
         (system ?? platformSystem)(reason, respond)
     }
 
+    /// Runs `body` as ``run(_:system:_:refused:)`` does, and waits for it to be over.
+    ///
+    /// Over means run, refused, or taken back before it began (`body` is then not called). Where the platform
+    /// has no expiring activities and no test stands in for them, `body` runs on the calling
+    /// thread: waiting for a queue's thread there could wait for itself.
+    ///
+    /// ```swift
+    /// ExpiringActivity.runAndWait("closing the store") { expiry in
+    ///     if !expiry.isExpired { print("moving the journal") }
+    /// }
+    /// ```
+    static func runAndWait(
+        _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void
+    ) {
+        #if !(canImport(Darwin) && !os(macOS))
+            if system == nil { return body(Expiry()) }
+        #endif
+        let over = DispatchSemaphore(value: 0)
+        run(reason, system: system) { expiry in
+            body(expiry)
+            over.signal()
+        } refused: {
+            over.signal()
+        }
+        over.wait()
+    }
+
     /// The platform's answer: Apple's expiring activities on iOS and its siblings; elsewhere the
     /// work always runs, on a utility queue.
     private static let platformSystem: System = { reason, respond in

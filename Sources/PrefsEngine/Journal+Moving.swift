@@ -93,15 +93,17 @@ extension Journal {
     /// is cleared and the walk through the records decides what is whole.
     func finishInterruptedMove() {
         // The note's fields are written with atomic stores; they are read the same way.
-        let source = Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.moveFromOffset)))
-        let count = Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.moveLengthOffset)))
+        let source = Int(clamping: prefs_atomic_load64(word64(Layout.moveFromOffset)))
+        let count = Int(clamping: prefs_atomic_load64(word64(Layout.moveLengthOffset)))
         guard source > 0 || count > 0 else { return }
         let base = prefs_atomic_load64(word64(Layout.moveBaseOffset))
         let checksum = prefs_atomic_load(word32(Layout.moveChecksumOffset))
         // Only a note that describes a move this file can hold is followed; anything else is
         // damage, cleared, and left to the walk through the records.
         let fileEnd = actualFileSize()
-        guard count >= 0, source >= Layout.headerSize + count, source <= fileEnd - count, base <= sequence
+        // Subtractions only: a damaged count near Int.max must fail the check, not overflow it.
+        guard count >= 0, source >= Layout.headerSize, count <= source - Layout.headerSize,
+            count <= fileEnd, source <= fileEnd - count, base <= sequence
         else {
             clearMoveNote()
             return

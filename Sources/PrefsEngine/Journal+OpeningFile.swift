@@ -199,7 +199,7 @@ extension Journal {
         _ path: String, as label: String, because reason: String,
         failure: (JournalError.Kind, String) -> JournalError, reporter: Reporter
     ) throws {
-        let aside = "\(path).\(label)-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+        let aside = "\(path).\(label)-\(Int64(Date().timeIntervalSince1970))-\(getpid())"
         guard SystemCall.rename(path, aside) else {
             throw failure(
                 .foreignDatabase,

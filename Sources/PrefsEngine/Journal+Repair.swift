@@ -20,7 +20,9 @@ extension Journal {
         while scan.next() != nil {}
         let previousEnd = writeOffset
         let cut = scan.offset < previousEnd
-        let changed = cut || scan.offset != previousEnd || sequence < scan.lastSequence || fileSize > fileEnd
+        let changed =
+            cut || scan.offset != previousEnd || sequence < scan.lastSequence || fileSize > fileEnd
+            || fileSize < Layout.headerSize
         guard changed || reason != nil else { return }
         set(Layout.generationOffset, generation | 1)
         prefs_atomic_fence()

@@ -205,14 +205,16 @@ package final class Journal: @unchecked Sendable {
     var sequence: UInt64 { prefs_atomic_load64(word64(Layout.sequenceOffset)) }
     /// Where the records end.
     var writeOffset: Int {
-        Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.writeOffsetOffset)))
+        Int(clamping: prefs_atomic_load64(word64(Layout.writeOffsetOffset)))
     }
     /// Records with this sequence number or lower were moved into SQLite and dropped.
     var baseSequence: UInt64 { prefs_atomic_load64(word64(Layout.baseOffset)) }
     /// Changes (to odd, then to even) whenever records are moved within the file.
     var generation: UInt64 { prefs_atomic_load64(word64(Layout.generationOffset)) }
     /// The size writers grew the file to.
-    var fileSize: Int { Int(truncatingIfNeeded: prefs_atomic_load64(word64(Layout.fileSizeOffset))) }
+    /// (Header fields are clamped, not truncated: a damaged one past a 32-bit `Int`, on a watch,
+    /// reads as too large, which repair finds, never as a negative or wrapped size.)
+    var fileSize: Int { Int(clamping: prefs_atomic_load64(word64(Layout.fileSizeOffset))) }
     /// The bytes of records the journal holds.
     var usedBytes: Int { writeOffset - Layout.headerSize }
 
@@ -356,7 +358,8 @@ package final class Journal: @unchecked Sendable {
                 "the journal can hold \(Layout.reservation - Layout.headerSize) bytes at once; this write needs \(end - Layout.headerSize)"
             )
         }
-        let current = fileSize
+        // At most the reservation: a damaged size doubled would overflow.
+        let current = min(max(fileSize, Layout.headerSize), Layout.reservation)
         let target = min(Layout.reservation, max(end, current * 2, current + Layout.growthStep))
         try extendFile(from: current, to: target)
         set(Layout.fileSizeOffset, target)

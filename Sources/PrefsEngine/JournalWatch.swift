@@ -54,9 +54,9 @@ package final class JournalWatch: @unchecked Sendable {
         look: @escaping @Sendable () -> Bool
     ) {
         self.journal = journal
-        // A read-only store cannot say it sleeps, so nobody wakes it: it looks at least once a
-        // second, on every platform.
-        let interval = journal?.isWritable == false ? min(interval, .seconds(1)) : interval
+        // A read-only store (or one with no journal at all) cannot say it sleeps, so nobody
+        // wakes it: it looks at least once a second, on every platform.
+        let interval = journal?.isWritable != true ? min(interval, .seconds(1)) : interval
         lookInterval = interval
         #if os(Linux)
             if let journal {

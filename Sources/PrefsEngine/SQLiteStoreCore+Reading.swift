@@ -115,17 +115,36 @@ extension SQLiteStoreCore {
     /// Reads what other stores wrote (called by the watch).
     ///
     /// Returns whether there was anything new.
+    ///
+    /// A look that must read SQLite (a store without a journal; or records another process moved
+    /// into SQLite before this one read them) opens a connection, which holds shared locks while
+    /// open: it runs inside the system's background time, as checkpoints do, so the app is not
+    /// suspended holding them (`0xdead10cc`). Refused, it leaves the catching up to the next read.
     package func lookForChanges() -> Bool {
         watchLooks.add(1)
+        let before = cache.position
         guard let journal else {
             // No journal (a file only read): the rows changed since the cache's position. (Not
             // `PRAGMA data_version`, which belongs to one connection, and none is kept open.)
-            let before = cache.position
-            try? catchUpFromSQLite()
+            inBackgroundTime("reading other processes' changes to \(path)") { try? $0.catchUpFromSQLite() }
             return cache.position > before
         }
-        let before = cache.position
         guard journal.sequence > before else { return false }
-        return read { $0.position.sequence } > before
+        // The journal alone first: no connection, no background time.
+        let caughtUp = cache.withLock { cache in
+            journal.sequence <= cache.position.sequence || self.cache.catchUp(&cache) != .behind
+        }
+        if !caughtUp {
+            inBackgroundTime("reading other processes' changes to \(path)") { _ = $0.read { $0.position } }
+        }
+        return cache.position > before
+    }
+
+    /// Runs `body` inside the system's background time and waits for it (on the watch's own
+    /// thread); skips it when the system refuses the time or takes it back first.
+    private func inBackgroundTime(_ reason: String, _ body: @escaping @Sendable (SQLiteStoreCore) -> Void) {
+        ExpiringActivity.runAndWait(reason, system: options.faults.expiringActivity) { [self] expiry in
+            if !expiry.isExpired { body(self) }
+        }
     }
 }

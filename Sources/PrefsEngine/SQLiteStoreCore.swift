@@ -116,12 +116,20 @@ package final class SQLiteStoreCore: Sendable {
         if let journal, journal.isWritable, journal.usedBytes > 0 {
             // Briefly: a store let go must not hang its thread on another process's lock (a
             // writer stopped while holding it); whatever is not moved now, the next store moves.
-            do {
-                try checkpointer.checkpoint(
-                    waitingAtMost: min(options.busyTimeout, StoreEngine.openingLockWait))
-            } catch {
-                // Nothing is lost: the records stay in the journal for the next store to move.
-                journal.report("could not move the journal into SQLite while closing: \(error)")
+            // Inside the system's background time, as every checkpoint: a store released as the
+            // app is suspended must not hold SQLite's and the journal's locks then (0xdead10cc);
+            // refused or taken back, nothing is lost (the records stay for the next store).
+            let checkpointer = checkpointer
+            let wait = min(options.busyTimeout, StoreEngine.openingLockWait)
+            ExpiringActivity.runAndWait(
+                "moving the journal of \(path) into SQLite as the store closes",
+                system: options.faults.expiringActivity
+            ) { expiry in
+                do {
+                    if !expiry.isExpired { try checkpointer.checkpoint(waitingAtMost: wait) }
+                } catch {
+                    journal.report("could not move the journal into SQLite while closing: \(error)")
+                }
             }
         }
         sqlite.close()

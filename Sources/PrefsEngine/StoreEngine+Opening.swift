@@ -372,7 +372,9 @@ extension StoreEngine {
             (try? connection.integer(
                 "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")).flatMap { $0 }
             ?? 0
-        values.reserveEncodedCapacity(Int(clamping: min(max(fileBytes, 0), 1 << 28)))
+        // At most 256 MiB, and 32 MiB where Int has 32 bits (a watch's address space is small).
+        let largestReservation: Int64 = Int.bitWidth == 32 ? 1 << 25 : 1 << 28
+        values.reserveEncodedCapacity(Int(clamping: min(max(fileBytes, 0), largestReservation)))
         // The journal's records after the checkpointed sequence number are not in SQLite yet.
         let checkpointed = try StoreConnection.checkpointedSequence(connection)
         var highestRow: UInt64 = 0

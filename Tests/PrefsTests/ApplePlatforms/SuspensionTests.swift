@@ -88,6 +88,46 @@ import Testing
         #expect(try Self.rowsInSQLite(path) == 300)
     }
 
+    /// Background work that opens SQLite runs inside the system's background time, as checkpoints
+    /// do: the watch catching up with records another store moved into SQLite before this one
+    /// read them, and the move of a store's journal as the store is released (an app suspended
+    /// holding SQLite's locks in an App Group container is ended). Refused, nothing is lost.
+    @Test func backgroundWorkThatOpensSQLiteAsksForBackgroundTime() async throws {
+        let path = TestFiles.uniquePath("background-time")
+        let asked = Locked<[String]>([])
+        let refuseClosing = Locked(false)
+        var options = SQLiteStore.Options()
+        options.faults.expiringActivity = { reason, respond in
+            asked.withLock { $0.append(reason) }
+            let refuse = reason.contains("closes") && refuseClosing.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+        let watching = try SQLiteStore(path: path, options: options)
+        // Another store writes and moves everything into SQLite before the watcher reads it (it
+        // looks once its first observer comes).
+        do {
+            let writer = try SQLiteStore(path: path)
+            for index in 0..<50 { try writer.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            try writer.flush()
+        }
+        let heard = Locked<Set<String>>([])
+        let observation = watching.observe { change in
+            heard.withLock { $0.formUnion(change.values.keys.map(\.name)) }
+        }
+        defer { observation.cancel() }
+        #expect(await eventually { heard.withLock { $0.count } == 50 })
+        #expect(asked.withLock { $0 }.contains { $0.hasPrefix("reading other processes' changes") })
+
+        // Released with records in its journal: the move asks for time; refused, they stay.
+        do {
+            let closing = try SQLiteStore(path: path, options: options)
+            try closing.setValue(.string("kept"), forKey: "last")
+            refuseClosing.withLock { $0 = true }
+        }
+        #expect(asked.withLock { $0 }.contains { $0.contains("as the store closes") })
+        #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("kept"))
+    }
+
     /// While the system refuses background time, a write past the journal's limit does not move
     /// the journal on its own thread (that could outlast the time an app in the background has).
     @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {

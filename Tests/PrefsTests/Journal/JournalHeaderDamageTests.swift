@@ -82,6 +82,39 @@
 
         /// Every other field of the header a flip can reach (the lock's bytes aside): one bit per
         /// byte in a developer's `swift test`, every bit with `CI=true`.
+        /// A damaged field near the top of its range (as a 64-bit field reads on a watch once
+        /// its high half is dropped): an interrupted move's length near `Int.max` overflowed the
+        /// check meant to refuse it, and stopped the program at the first repair; a size past the
+        /// file is repaired. Each store opens with every write.
+        @Test(arguments: [
+            (Layout.moveFromOffset, UInt64(Layout.headerSize) + 4096),
+            (Layout.moveLengthOffset, UInt64(Int.max) - 100),
+            (Layout.fileSizeOffset, UInt64.max - 4096),
+            (Layout.writeOffsetOffset, UInt64(Int.max)),
+        ])
+        func aFieldNearTheTopOfItsRangeIsDamageNotATrap(offset: Int, value: UInt64) throws {
+            let copy = try JournalFiles.copyOfLiveStore(try Self.crashed.get())
+            // A move note's source comes with a length near the top, so the note reaches its check.
+            var fields = [(offset, value)]
+            if offset == Layout.moveFromOffset {
+                fields.append((Layout.moveLengthOffset, UInt64(Int.max) - 100))
+            }
+            try JournalFiles.editJournal(copy) { bytes in
+                for (field, stored) in fields {
+                    withUnsafeBytes(of: stored.littleEndian) {
+                        bytes.replaceSubrange(field..<(field + 8), with: $0)
+                    }
+                }
+            }
+            var options = SQLiteStore.Options()
+            options.diagnostics = PreferenceDiagnostics { _ in }
+            let store = try SQLiteStore(path: copy, options: options)
+            let missing = (0..<Self.records).filter { store.value(forKey: "k\($0)") != .integer(Int64($0)) }
+            #expect(missing.isEmpty)
+            try store.setValue(.string("after"), forKey: "after")
+            #expect(store.value(forKey: "after") == .string("after"))
+        }
+
         @Test func aFlippedBitAnywhereInTheHeaderLosesNothing() throws {
             let bitsPerByte = stressRounds(local: 1, ci: 8)
             let bytes = (0..<Layout.lockOffset).filter {
