@@ -116,6 +116,9 @@ public struct Preferences: Sendable {
     /// ```swift
     /// prefs.removeAll()
     /// ```
+    ///
+    /// The library's own records stay (which migrations ran, a synced store's records of
+    /// syncing): a migration that ran does not run again after it.
     public func removeAll() {
         remove(nil)
     }
@@ -130,22 +133,24 @@ public struct Preferences: Sendable {
         store.storedValue(forKey: key.name) != nil
     }
 
-    /// The names of every stored key, sorted by Unicode scalars.
+    /// The names of every stored key, sorted by Unicode scalars (not the library's own records,
+    /// such as which migrations ran).
     ///
     /// ```swift
     /// prefs.storedKeys  // ["username", "volume"]
     /// ```
     public var storedKeys: [String] {
-        store.allKeys().sortedByScalars()
+        store.allKeys().filter { !ReservedKeys.contains($0) }.sortedByScalars()
     }
 
-    /// Every stored key and its value, at one moment.
+    /// Every stored key and its value, at one moment (not the library's own records, such as
+    /// which migrations ran).
     ///
     /// ```swift
     /// prefs.dictionaryRepresentation()["volume"]  // .double(0.8)
     /// ```
     public func dictionaryRepresentation() -> [StoreKey: PropertyListValue] {
-        store.snapshot()
+        ReservedKeys.withoutRecords(store.snapshot())
     }
 
     /// Whether an administrator locked the key (``SystemLayer``): reads give the locked value,
@@ -239,12 +244,14 @@ public struct Preferences: Sendable {
         diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
     }
 
-    /// Removes the named keys, or every key when `names` is nil, in one transaction; a failure is
-    /// reported to the diagnostics.
+    /// Removes the named keys, or every key but the library's records when `names` is nil, in one
+    /// transaction; a failure is reported to the diagnostics.
     func remove(_ names: [String]?) {
         do {
             try store.transaction { transaction in
-                for name in names ?? transaction.keys { transaction[name] = nil }
+                for name in names ?? transaction.keys.filter({ !ReservedKeys.contains($0) }) {
+                    transaction[name] = nil
+                }
             }
         } catch {
             report(error, key: names?.joined(separator: ", ") ?? "*")

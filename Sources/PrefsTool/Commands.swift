@@ -102,6 +102,13 @@ let commands: [Command] = [
             """,
         example: "prefs sync-now com.example.app", arguments: 1...1, run: syncNow),
     Command(
+        name: "migrations", usage: "migrations DOMAIN",
+        summary: """
+            the migrations that ran on the domain and when: each group mapping entry and numbered
+                  step the program's migrations recorded (kept out of read, export and the rest)
+            """,
+        example: "prefs migrations com.example.app", arguments: 1...1, run: migrations),
+    Command(
         name: "help", usage: "help [COMMAND]", summary: "describe every command, or one",
         example: "prefs help write", arguments: 0...1, run: help),
 ]
@@ -112,11 +119,11 @@ private func read(_ invocation: Invocation) throws {
     switch invocation.arguments.count {
     case 0:
         let domains = try invocation.store.domains().map { domain in
-            (domain, try invocation.store.existingStore(domain)?.snapshot() ?? [:])
+            (domain, try invocation.store.existingStore(domain).map(userValues) ?? [:])
         }
         Output.line(PlistText.domains(domains, json: invocation.json))
     case 1:
-        invocation.printDomain(try existing(invocation.argument(0), in: invocation).snapshot())
+        invocation.printDomain(userValues(of: try existing(invocation.argument(0), in: invocation)))
     default:
         let (domain, key) = (invocation.argument(0), invocation.argument(1))
         // The value the program reads, as it reads it: locked by an administrator, else set,
@@ -166,7 +173,9 @@ private func write(_ invocation: Invocation) throws {
         // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction.
         let entries = try PlistText.parseDomain(invocation.argument(1))
         try transaction(in: try invocation.store.store(domain)) { t in
-            for key in t.keys where entries[StoreKey(key)] == nil { t[key] = nil }
+            for key in t.keys where entries[StoreKey(key)] == nil && !ReservedKeys.contains(key) {
+                t[key] = nil
+            }
             for (key, value) in entries { t[key.name] = value }
         }
         return
@@ -227,7 +236,7 @@ private func find(_ invocation: Invocation) throws {
     let word = invocation.argument(0).lowercased()
     var found: [(domain: String, matches: [StoreKey: PropertyListValue])] = []
     for domain in try invocation.store.domains() {
-        let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
+        let values = try invocation.store.existingStore(domain).map(userValues) ?? [:]
         let matches = values.filter { key, value in
             key.name.lowercased().contains(word) || PlistText.oldStyle(value).lowercased().contains(word)
         }
@@ -250,7 +259,7 @@ private func find(_ invocation: Invocation) throws {
 }
 
 private func export(_ invocation: Invocation) throws {
-    let entries = try existing(invocation.argument(0), in: invocation).snapshot()
+    let entries = userValues(of: try existing(invocation.argument(0), in: invocation))
     let data: Data
     do {
         data = try PlistText.file(entries, format: invocation.format)
@@ -310,7 +319,9 @@ private func watch(_ invocation: Invocation) throws {
     let json = invocation.json
     // Without a key, the keys stored now: all a store that watches key by key can be told of.
     let observation = store.observe(watching: key.map { [$0] } ?? store.allKeys()) { change in
-        for changedKey in change.values.keys.sorted() where key == nil || changedKey == StoreKey(key!) {
+        // Without a key, the values' changes, not the library's records (`migrations` shows those).
+        for changedKey in change.values.keys.sorted()
+        where key.map({ changedKey == StoreKey($0) }) ?? !ReservedKeys.contains(changedKey.name) {
             let value = change.values[changedKey]!.newValue
             let changedKey = changedKey.name
             if json {
@@ -343,7 +354,31 @@ private func help(_ invocation: Invocation) throws {
     Output.line(Usage.describe(command))
 }
 
+private func migrations(_ invocation: Invocation) throws {
+    let domain = invocation.argument(0)
+    let prefix = ReservedKeys.migrationPrefix
+    var records: [StoreKey: PropertyListValue] = [:]
+    for (key, value) in try existing(domain, in: invocation).snapshot()
+    where key.name.utf8.starts(with: prefix.utf8) {
+        records[StoreKey(String(key.name.dropFirst(prefix.count)))] = value
+    }
+    if invocation.json { return invocation.printDomain(records) }
+    guard !records.isEmpty else { return Output.line("No migration has run on domain \(domain)") }
+    for key in records.keys.sorted() {
+        let value = records[key]!
+        let ran =
+            if case .date(let date) = value { CalendarDate.iso8601(date) } else { PlistText.oldStyle(value) }
+        Output.line("\(key.name): \(ran)")
+    }
+}
+
 // MARK: - Shared steps
+
+/// A domain's values as a user sees them: without the library's records (which migrations ran,
+/// a synced store's, key descriptions), which `migrations` and `sync-status` show.
+private func userValues(of store: any PreferenceStore) -> [StoreKey: PropertyListValue] {
+    ReservedKeys.withoutRecords(store.snapshot())
+}
 
 private func syncStatus(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)

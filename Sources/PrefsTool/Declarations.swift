@@ -88,7 +88,8 @@ private func source(of key: String, value: PropertyListValue?, layer: SystemLaye
 func describe(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
     let declarations = try invocation.store.declarations(domain)
-    let values = try invocation.store.existingStore(domain)?.snapshot() ?? [:]
+    // Not the library's records: `migrations` and `sync-status` show those.
+    let values = ReservedKeys.withoutRecords(try invocation.store.existingStore(domain)?.snapshot() ?? [:])
     let layer = SystemLayer(domain: domain)
     // The program reports a system file it cannot use; the tool says so too, naming it.
     if let problem = layer.problem { Output.error(problem) }

@@ -26,43 +26,64 @@ public struct GroupMigrationReport: Sendable, Equatable {
     public let moved: [String]
     /// The old values that did not fit and were left in place.
     public let leftInPlace: [Mismatch]
-    /// True when the migration had run before, so this call did nothing.
+    /// True when every entry of the mapping had run before, so this call did nothing.
     public let alreadyRan: Bool
 }
 
 extension PreferenceGroup {
-    /// Moves values written the old way into the group's properties, once, type-checked.
+    /// Moves values written the old way into the group's properties, each mapping entry once,
+    /// type-checked.
     ///
     /// `mapping` maps a property's name to the raw key the value used to be stored under. Each old
     /// value whose type fits its property is copied to the property's key and the old key removed;
     /// a value whose type does not fit is left where it is, untouched, reported in the result and
-    /// to the diagnostics. A marker in the store records that the migration ran: a second call does
-    /// nothing. The whole migration is one transaction (atomic across processes on a SQLite store).
+    /// to the diagnostics. The store records each entry that ran (the group's class and key
+    /// prefix, the property and the old key, under `prefs.migration:`), so an entry never runs
+    /// twice and an entry a later release adds runs once. The records are the library's own:
+    /// not among ``Preferences/storedKeys``, and ``Preferences/removeAll()`` keeps them. The
+    /// whole call is one transaction (atomic across processes on a SQLite store).
     ///
     /// ```swift
-    /// try settings.migrate(from: ["name": "test_name", "age": "test_age"])
+    /// try settings.migrate(from: ["name": "test_name"])                    // this release
+    /// try settings.migrate(from: ["name": "test_name", "age": "old_age"])  // the next: moves age
     /// ```
+    ///
+    /// A store migrated by Prefs 0.1 holds one marker for the whole group
+    /// (`PrefsMigration.<class>.<key prefix>`), not one per entry: the first call that finds it
+    /// counts every entry of the mapping it is given as run, records them, and removes the marker.
     ///
     /// A name in `mapping` that is not a `@Preference` property of the group throws
     /// ``PreferenceError/Kind-swift.struct/migrationFailed`` before anything changes.
     @discardableResult
     public func migrate(from mapping: [String: String]) throws -> GroupMigrationReport {
-        var targets: [(property: String, oldKey: String, newKey: String, slot: PreferenceSlot)] = []
+        var targets:
+            [(property: String, oldKey: String, newKey: String, slot: PreferenceSlot, record: String)] = []
+        let group = "\(type(of: self))" + (keyPrefix.isEmpty ? "" : "(keyPrefix: \(keyPrefix))")
         for (property, oldKey) in mapping.sorted(by: { $0.key < $1.key }) {
             guard let newKey = key(ofProperty: property), let slot = slot(forKey: newKey) else {
                 throw PreferenceError(
                     .migrationFailed, "\(type(of: self)) has no @Preference property '\(property)'")
             }
-            targets.append((property, oldKey, newKey, slot))
+            let record = ReservedKeys.migrationPrefix + "\(group).\(property) <- \(oldKey)"
+            targets.append((property, oldKey, newKey, slot, record))
         }
-        let marker = "PrefsMigration.\(type(of: self)).\(keyPrefix)"
+        // What Prefs 0.1 recorded: that the group's migration ran, whatever its mapping.
+        let formerMarker = "PrefsMigration.\(type(of: self)).\(keyPrefix)"
         let report = try preferences.store.transaction { transaction -> GroupMigrationReport in
-            guard transaction[marker] == nil else {
+            if let former = transaction[formerMarker] {
+                let ran: PropertyListValue = if case .date = former { former } else { .date(Date()) }
+                for target in targets where transaction[target.record] == nil {
+                    transaction[target.record] = ran
+                }
+                transaction[formerMarker] = nil
                 return GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true)
             }
             var moved: [String] = []
             var mismatches: [GroupMigrationReport.Mismatch] = []
-            for target in targets {
+            var ranNow = false
+            for target in targets where transaction[target.record] == nil {
+                ranNow = true
+                transaction[target.record] = .date(Date())
                 guard StoreKey(target.oldKey) != StoreKey(target.newKey), let old = transaction[target.oldKey]
                 else { continue }
                 if target.slot.accepts(old) {
@@ -73,8 +94,7 @@ extension PreferenceGroup {
                     mismatches.append(.init(property: target.property, oldKey: target.oldKey, found: old))
                 }
             }
-            transaction[marker] = .date(Date())
-            return GroupMigrationReport(moved: moved, leftInPlace: mismatches, alreadyRan: false)
+            return GroupMigrationReport(moved: moved, leftInPlace: mismatches, alreadyRan: !ranNow)
         }
         for mismatch in report.leftInPlace {
             preferences.diagnostics.report(

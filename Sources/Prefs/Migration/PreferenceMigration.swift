@@ -18,7 +18,8 @@ import Foundation
 /// let version = try prefs.migrate(steps)
 /// ```
 public struct PreferenceMigration: Sendable {
-    /// The step's number: steps run in increasing order, each once.
+    /// The step's number: steps run in increasing order, each once; the store records each step
+    /// that ran by its number.
     public let version: Int
     /// What the step does, for errors and logs.
     public let name: String
@@ -104,18 +105,26 @@ public struct PreferenceMigration: Sendable {
 }
 
 extension Preferences {
-    /// Applies the steps whose version is above the one stored, in order, each in its own
-    /// transaction that also records the version reached; returns that version.
+    /// Applies the steps that have not run on this store, in order, each in its own transaction
+    /// that also records that it ran; returns the version of the last step.
     ///
     /// ```swift
     /// let reached = try prefs.migrate([.rename(version: 1, "old", to: "new")])
     /// ```
     ///
-    /// Each step runs exactly once, even when several processes migrate at once (on a store
-    /// shared between processes, a step's transaction rechecks the version). A failing step
-    /// throws a ``PreferenceError`` of kind ``PreferenceError/Kind-swift.struct/migrationFailed`` whose
-    /// ``PreferenceError/underlying`` is the step's error; the steps before it stay applied,
-    /// nothing of it is.
+    /// Each step runs exactly once, even when several processes migrate at once (a step's
+    /// transaction rechecks its record). The store records each step that ran by its version,
+    /// under `prefs.migration:` and `versionKey` (which names the list: two lists of steps in one
+    /// store take two names), so a step a later release adds runs once — even one numbered below a
+    /// step that ran (it then runs after it: number new steps past the last to keep the order).
+    /// The records are the library's own: not among ``storedKeys``, and ``removeAll()`` keeps them.
+    ///
+    /// Prefs 0.1 kept the version reached under `versionKey` itself: the first call with steps
+    /// that finds it there records each of its steps up to that version as run, and removes it.
+    ///
+    /// A failing step throws a ``PreferenceError`` of kind
+    /// ``PreferenceError/Kind-swift.struct/migrationFailed`` whose ``PreferenceError/underlying`` is
+    /// the step's error; the steps before it stay applied, nothing of it is.
     @discardableResult
     public func migrate(_ steps: [PreferenceMigration], versionKey: String = "PrefsMigrationVersion") throws
         -> Int
@@ -125,16 +134,27 @@ extension Preferences {
                 .migrationFailed,
                 "migration step \(step.version) comes after step \(previous.version): versions must increase")
         }
-        let versionKey = Key<Int>(versionKey, default: 0)
-        var reached = self[versionKey]
-        for step in steps where step.version > reached {
+        let records = steps.map { ReservedKeys.migrationPrefix + "\(versionKey) step \($0.version)" }
+        if !steps.isEmpty, let former = store.storedValue(forKey: versionKey),
+            (try? Int.deserialize(former)) != nil
+        {
+            try update { update in
+                guard let former = update[raw: versionKey], let reached = try? Int.deserialize(former) else {
+                    return
+                }
+                for (step, record) in zip(steps, records)
+                where step.version <= reached && update[raw: record] == nil {
+                    update[raw: record] = .date(Date())
+                }
+                update[raw: versionKey] = nil
+            }
+        }
+        for (step, record) in zip(steps, records) where store.value(forKey: record) == nil {
             do {
-                reached = try update { update in
-                    let current = update[versionKey]
-                    guard step.version > current else { return current }  // another process ran it
+                try update { update in
+                    guard update[raw: record] == nil else { return }  // another process ran it
                     try step.apply(&update)
-                    update[versionKey] = step.version
-                    return step.version
+                    update[raw: record] = .date(Date())
                 }
             } catch {
                 throw PreferenceError(
@@ -143,6 +163,6 @@ extension Preferences {
                     underlying: error)
             }
         }
-        return max(reached, self[versionKey])
+        return steps.last?.version ?? 0
     }
 }

@@ -225,7 +225,15 @@ extension Preferences {
     func observeStoreAndLayer(
         keys: [String]?, inEffect: Bool = false, _ handler: @escaping @Sendable (StoreChange) -> Void
     ) -> StoreObservation {
-        let observation = keys.map { store.observe(watching: $0, handler) } ?? store.observe(handler)
+        // Every key: the values' changes, not the library's records (a migration's).
+        let observation =
+            keys.map { store.observe(watching: $0, handler) }
+            ?? store.observe { change in
+                let values = change.values.filter { !ReservedKeys.contains($0.key.name) }
+                if !values.isEmpty {
+                    handler(values.count == change.values.count ? change : StoreChange(values: values))
+                }
+            }
         guard let system else { return observation }
         let layerObservation = system.observe(
             { [store] change in

@@ -6,7 +6,7 @@ import Foundation
 /// tool's listings, and no write through the store may use one.
 extension UserDefaultsStore {
     /// The start of every reserved key that holds a description.
-    static let descriptionPrefix = "prefs.keys:"
+    static let descriptionPrefix = ReservedKeys.descriptionPrefix
 
     /// Whether `key` is one of the store's reserved keys (a key description's), never a value.
     ///

@@ -265,7 +265,8 @@ public final class SyncedStore: PreferenceStore {
             var clock = HybridClock(t[Self.clockKey])
             for (key, change) in writes {
                 t[key.name] = change.newValue
-                guard selection.contains(key.name) else { continue }
+                // The library's other records (a migration's) describe this replica's own values.
+                guard selection.contains(key.name), !ReservedKeys.contains(key.name) else { continue }
                 let stamp = clock.stamp(now: now(), replica: replica)
                 t[Self.markKey(key.name)] = SyncMark(stamp: stamp, pending: true).propertyList
                 stamps[key.name] = stamp
@@ -473,7 +474,7 @@ public final class SyncedStore: PreferenceStore {
                 }
             }
             var clock = HybridClock(t[Self.clockKey])
-            for entry in entries where !Self.isReserved(entry.key) && selection.contains(entry.key) {
+            for entry in entries where !ReservedKeys.contains(entry.key) && selection.contains(entry.key) {
                 clock.observe(entry.stamp)
                 let markKey = Self.markKey(entry.key)
                 let mine = SyncMark(t[markKey])
@@ -573,7 +574,7 @@ public final class SyncedStore: PreferenceStore {
     /// The conflicts ``status`` keeps, newest last.
     static let conflictsKept = 100
     /// Every name the store keeps for itself starts so.
-    static let reservedPrefix = "prefs.sync:"
+    static let reservedPrefix = ReservedKeys.syncPrefix
     static let markPrefix = "prefs.sync:stamp:"
     static let clockKey = "prefs.sync:clock"
     static let cursorKey = "prefs.sync:cursor"

@@ -174,6 +174,25 @@ import Testing
         try store.transaction { t in #expect(t.keys == ["count"]) }
     }
 
+    /// Issue 49, item 3: the records of a migration describe the replica's own values, so they do
+    /// not sync: another replica still runs the migration on what it holds.
+    @Test func migrationRecordsStayWithTheirReplica() throws {
+        let server = MemorySyncServer()
+        let (a, _) = try replica(server)
+        let (b, _) = try replica(server)
+        try a.setValue(.integer(41), forKey: "old_age")
+        try Settings(preferences: IssueRecorder().preferences(a)).migrate(from: ["age": "old_age"])
+        try a.syncNow()
+        #expect(!server.entries.keys.contains { $0.hasPrefix("prefs.") }, "\(server.entries.keys)")
+        #expect(server.entries["age"] != nil)
+        try b.syncNow()
+        let report = try Settings(preferences: IssueRecorder().preferences(b)).migrate(from: [
+            "age": "old_age"
+        ])
+        #expect(!report.alreadyRan, "b's entry runs on b's values")
+        #expect(b.value(forKey: "age") == .integer(41))
+    }
+
     /// Item 1: what syncing brings is announced to observers like any other change, without
     /// the store's own records.
     @Test func observersHearWhatSyncingBrings() async throws {
