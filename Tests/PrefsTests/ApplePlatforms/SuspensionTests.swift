@@ -88,8 +88,9 @@ import Testing
         #expect(try Self.rowsInSQLite(path) == 300)
     }
 
-    /// Background work that opens SQLite runs inside the system's background time, as checkpoints
-    /// do: the watch catching up with records another store moved into SQLite before this one
+    /// Background work that opens SQLite runs inside the system's background time.
+    ///
+    /// As checkpoints do: the watch catching up with records another store moved into SQLite before this one
     /// read them, and the move of a store's journal as the store is released (an app suspended
     /// holding SQLite's locks in an App Group container is ended). Refused, nothing is lost.
     @Test func backgroundWorkThatOpensSQLiteAsksForBackgroundTime() async throws {

@@ -80,12 +80,12 @@
             }
         }
 
-        /// Every other field of the header a flip can reach (the lock's bytes aside): one bit per
-        /// byte in a developer's `swift test`, every bit with `CI=true`.
-        /// A damaged field near the top of its range (as a 64-bit field reads on a watch once
-        /// its high half is dropped): an interrupted move's length near `Int.max` overflowed the
-        /// check meant to refuse it, and stopped the program at the first repair; a size past the
-        /// file is repaired. Each store opens with every write.
+        /// A damaged field near the top of its range is damage to repair, never a trap.
+        ///
+        /// As a 64-bit field reads on a watch once its high half is dropped: an interrupted move's
+        /// length near `Int.max` overflowed the check meant to refuse it, and stopped the program
+        /// at the first repair; a size past the file is repaired. Each store opens with every
+        /// write.
         @Test(arguments: [
             (Layout.moveFromOffset, UInt64(Layout.headerSize) + 4096),
             (Layout.moveLengthOffset, UInt64(Int.max) - 100),
@@ -115,6 +115,8 @@
             #expect(store.value(forKey: "after") == .string("after"))
         }
 
+        /// Every other field of the header a flip can reach (the lock's bytes aside): one bit per
+        /// byte in a developer's `swift test`, every bit with `CI=true`.
         @Test func aFlippedBitAnywhereInTheHeaderLosesNothing() throws {
             let bitsPerByte = stressRounds(local: 1, ci: 8)
             let bytes = (0..<Layout.lockOffset).filter {
