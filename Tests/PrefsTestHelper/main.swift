@@ -32,6 +32,8 @@
 //   link-holder PATH LEASE_MS            a SyncedStore (SQLite file, a remote that keeps nothing) with a lease of
 //                                        LEASE_MS: writes "mine" every 100 ms, prints "link" when this process
 //                                        takes the link and "unlinked" when it loses it
+//   standard-domain DOMAIN KEY [VALUE]   Preferences.standard(domain:): prints the Int KEY reads, then writes VALUE
+//                                        and prints "wrote" or "refused: ERROR"
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
@@ -419,6 +421,20 @@ func linkHolder() throws {
     }
 }
 
+/// The `standard-domain` mode (see the list at the top).
+func standardDomain() throws {
+    let prefs = Preferences.standard(domain: argument(1))
+    let key = Preferences.Key<Int>(argument(2), default: 0)
+    ChildWork.say("\(prefs[key])")
+    guard arguments.count > 3, let value = Int(argument(3)) else { return }
+    do {
+        try prefs.set(value, for: key)
+        ChildWork.say("wrote")
+    } catch {
+        ChildWork.say("refused: \(error)")
+    }
+}
+
 /// Every mode, by the name the tests give it.
 var modes: [String: () throws -> Void] = [
     "store-write": storeWrite,
@@ -442,6 +458,7 @@ var modes: [String: () throws -> Void] = [
     "namespace-shortcuts": namespaceShortcuts,
     "publish-keys": publishKeys,
     "link-holder": linkHolder,
+    "standard-domain": standardDomain,
 ]
 #if PREFS_POSTGRESQL
     modes["pg-write"] = pgWrite

@@ -19,32 +19,73 @@ extension Preferences {
     /// launch (``SystemLayer``: `/etc/xdg/prefs/<domain>.plist` and the like), its locked values
     /// and defaults apply. On Apple platforms, managed preferences apply through
     /// `Preferences(store: UserDefaultsStore.standard, system: .managed(.standard))`.
-    public static let standard = Preferences(store: makeStandardStore(), system: standardSystemLayer())
-
-    private static func standardSystemLayer() -> SystemLayer? {
+    public static let standard: Preferences = {
         #if canImport(Darwin)
-            return nil
+            return Preferences(store: UserDefaultsStore.standard)
         #else
-            let layer = SystemLayer(domain: SQLiteStore.defaultDomain)
-            return layer.path == nil ? nil : layer
+            return standard(domain: SQLiteStore.defaultDomain)
+        #endif
+    }()
+
+    /// The preferences of a named domain on the platform's standard store, as every program that
+    /// names the domain and the `prefs` tool see them: the same values, locks and defaults.
+    ///
+    /// What two programs that share settings both name: a daemon and its control tool, an app and
+    /// its extension. On Linux: a ``SQLiteStore`` at ``SQLiteStore/defaultPath(domain:)`` under
+    /// the administrator's layer of the domain (``SystemLayer/init(domain:)``), as
+    /// ``standard`` is for the program's own domain. On Apple platforms: the domain's
+    /// `UserDefaults` suite under its managed preferences (``SystemLayer/managed(_:)``); the app's
+    /// own bundle identifier names `UserDefaults.standard`. The store's notices (a damaged file
+    /// moved aside, a repair) go to `diagnostics` too.
+    ///
+    /// ```swift
+    /// let shared = Preferences.standard(domain: "com.example.daemon")  // the daemon and its tool
+    /// let port = shared[Preferences.Key<Int>("port", default: 8080)]
+    /// ```
+    ///
+    /// It opens the store: call it once and keep the handle. A corrupt file is moved aside and
+    /// reported, and an empty store started; a store that cannot be opened at all reads defaults
+    /// and throws the reason from every write.
+    public static func standard(domain: String, diagnostics: PreferenceDiagnostics = .standardError)
+        -> Preferences
+    {
+        #if canImport(Darwin)
+            if domain == Bundle.main.bundleIdentifier {
+                return Preferences(
+                    store: UserDefaultsStore.standard, diagnostics: diagnostics, system: .managed(.standard))
+            }
+            do {
+                let store = try UserDefaultsStore(suiteName: domain)
+                let system = UserDefaults(suiteName: domain).map(SystemLayer.managed)
+                return Preferences(store: store, diagnostics: diagnostics, system: system)
+            } catch {
+                return unavailable(error, store: "UserDefaults(suite: \(domain))", diagnostics: diagnostics)
+            }
+        #else
+            let path = SQLiteStore.defaultPath(domain: domain)
+            let layer = SystemLayer(domain: domain)
+            let system = layer.path == nil ? nil : layer
+            do {
+                var options = SQLiteStore.Options(recreateOnCorruption: true)
+                options.diagnostics = diagnostics
+                return Preferences(
+                    store: try SQLiteStore(path: path, options: options), diagnostics: diagnostics,
+                    system: system)
+            } catch {
+                return unavailable(error, store: "SQLiteStore(\(path))", diagnostics: diagnostics, system: system)
+            }
         #endif
     }
 
-    private static func makeStandardStore() -> any PreferenceStore {
-        #if canImport(Darwin)
-            return UserDefaultsStore.standard
-        #else
-            let path = SQLiteStore.defaultPath()
-            do {
-                return try SQLiteStore(path: path, options: SQLiteStore.Options(recreateOnCorruption: true))
-            } catch {
-                PreferenceDiagnostics.standardError.report(
-                    PreferenceIssue(
-                        key: "", store: "SQLiteStore(\(path))",
-                        kind: .storeNotice("\(error); preferences cannot be saved")))
-                return UnavailableStore(reason: error, description: "SQLiteStore(\(path))")
-            }
-        #endif
+    /// A handle whose store could not be opened: it reads defaults (and the administrator's
+    /// layer) and throws `error` from every write; said once to `diagnostics`.
+    private static func unavailable(
+        _ error: any Error, store: String, diagnostics: PreferenceDiagnostics, system: SystemLayer? = nil
+    ) -> Preferences {
+        diagnostics.report(
+            PreferenceIssue(key: "", store: store, kind: .storeNotice("\(error); preferences cannot be saved")))
+        return Preferences(
+            store: UnavailableStore(reason: error, description: store), diagnostics: diagnostics, system: system)
     }
 }
 
