@@ -72,7 +72,8 @@ extension Preferences {
                     store: try SQLiteStore(path: path, options: options), diagnostics: diagnostics,
                     system: system)
             } catch {
-                return unavailable(error, store: "SQLiteStore(\(path))", diagnostics: diagnostics, system: system)
+                return unavailable(
+                    error, store: "SQLiteStore(\(path))", diagnostics: diagnostics, system: system)
             }
         #endif
     }
@@ -83,9 +84,11 @@ extension Preferences {
         _ error: any Error, store: String, diagnostics: PreferenceDiagnostics, system: SystemLayer? = nil
     ) -> Preferences {
         diagnostics.report(
-            PreferenceIssue(key: "", store: store, kind: .storeNotice("\(error); preferences cannot be saved")))
+            PreferenceIssue(
+                key: "", store: store, kind: .storeNotice("\(error); preferences cannot be saved")))
         return Preferences(
-            store: UnavailableStore(reason: error, description: store), diagnostics: diagnostics, system: system)
+            store: UnavailableStore(reason: error, description: store), diagnostics: diagnostics,
+            system: system)
     }
 }
 
