@@ -156,7 +156,7 @@ package final class SQLiteStoreCore: Sendable {
     package func set(_ value: PropertyListValue?, for key: StoreKey) throws {
         // Checked here, encoded before the journal's lock and numbered under it: the journal is
         // held only for what must be.
-        try value?.checkNesting()
+        try value?.checkStorable(key: key.name, store: path)
         let write = Writes.one(key, value)
         try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoding: write) { (write, ()) }
     }
@@ -374,7 +374,9 @@ package final class SQLiteStoreCore: Sendable {
         let writes: Writes
         (writes, result) = try produce()
         guard writes.count > 0 else { return .nothingToWrite }
-        if prepared == nil { try writes.each { _, value in try value?.checkNesting() } }
+        if prepared == nil {
+            try writes.each { key, value in try value?.checkStorable(key: key.name, store: path) }
+        }
         let sequence = try nextSequence(journal)
         let record: SealedRecord
         if prepared != nil {

@@ -97,6 +97,48 @@ extension PropertyListValue {
         }
     }
 
+    /// The largest stored encoding one value may take in Prefs' stores: 8 MiB.
+    ///
+    /// A preference is a setting, not a file: `UserDefaults` keeps a whole domain under 4 MiB
+    /// (1 MB on tvOS), and a value of hundreds of megabytes held several copies in memory and in
+    /// the journal and SQLite at once. A larger value is refused with ``StoreError/Kind/tooLarge``
+    /// before anything is written.
+    ///
+    /// ```swift
+    /// PropertyListValue.largestStoredSize  // 8_388_608
+    /// ```
+    package static let largestStoredSize = 8 << 20
+
+    /// Throws when a store must not take this value for `key`: nested too deeply
+    /// (``checkNesting()``), or larger than ``largestStoredSize`` (a ``StoreError`` of kind
+    /// ``StoreError/Kind/tooLarge`` naming the key, its size and the limit).
+    ///
+    /// ```swift
+    /// try PropertyListValue.string("dark").checkStorable(key: "theme", store: "MemoryStore")
+    /// ```
+    package func checkStorable(key: String, store: String) throws {
+        try checkNesting()
+        let size = storedEncodingCount
+        guard size > Self.largestStoredSize else { return }
+        throw StoreError(
+            kind: .tooLarge, store: store,
+            message:
+                "the value of \"\(key)\" takes \(size) bytes; a value may take at most \(Self.largestStoredSize) (8 MiB): keep large data in a file of its own",
+            keys: [key])
+    }
+
+    /// ``checkStorable(key:store:)`` for every value a store is about to write, before it
+    /// changes anything, so a write is refused whole.
+    ///
+    /// ```swift
+    /// try PropertyListValue.checkStorable(t.writes, store: "MemoryStore")
+    /// ```
+    package static func checkStorable(_ writes: [StoreKey: ValueChange], store: String) throws {
+        for (key, change) in writes {
+            if case .set(let value) = change { try value.checkStorable(key: key.name, store: store) }
+        }
+    }
+
     /// Checks every value a store is about to write (``checkNesting()`` for each): stores call it
     /// before changing anything, so a write is refused whole.
     ///

@@ -61,8 +61,10 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         public static let diskFull = Kind(rawValue: "diskFull")
         /// The database holds tables of another program; it was left untouched.
         public static let foreignDatabase = Kind(rawValue: "foreignDatabase")
-        /// A value, or a key, is larger than the store can hold; for a `UserDefaultsStore`, a
-        /// write that would take its domain to the platform's size limit (nothing was written).
+        /// A value, or a key, is larger than the store can hold; nothing was written.
+        ///
+        /// In every store of Prefs, a value whose stored encoding takes more than 8 MiB; for a
+        /// `UserDefaultsStore`, a write that would take its domain to the platform's size limit.
         public static let tooLarge = Kind(rawValue: "tooLarge")
         /// The file at the path is no longer the one the store opened.
         ///

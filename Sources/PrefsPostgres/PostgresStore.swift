@@ -192,7 +192,7 @@
                 read: { key in cache.withLock { $0.values[StoreKey(key)] } },
                 keys: { cache.withLock { $0.values.keys.map(\.name) } })
             let result = try body(&transaction)
-            try PropertyListValue.checkNesting(of: transaction.writes)
+            try PropertyListValue.checkStorable(transaction.writes, store: description)
             let writes = transaction.writes.mapValues(\.newValue)
             guard !writes.isEmpty else {
                 try connection.run("COMMIT")

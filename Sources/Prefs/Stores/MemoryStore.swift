@@ -40,7 +40,7 @@ public final class MemoryStore: PreferenceStore {
 
     /// Stores or removes one value.
     public func setValue(_ value: PropertyListValue?, forKey key: String) throws {
-        try value?.checkNesting()
+        try value?.checkStorable(key: key, store: description)
         try writing.withLock(during: "a write") { _ in
             values.withLock { values in
                 values[StoreKey(key)] = value
@@ -73,7 +73,7 @@ public final class MemoryStore: PreferenceStore {
             var transaction = StoreTransaction(reading: values)
             let result = try body(&transaction)
             let writes = transaction.writes
-            try PropertyListValue.checkNesting(of: writes)
+            try PropertyListValue.checkStorable(writes, store: description)
             values.withLock { values in
                 for (key, change) in writes { values[key] = change.newValue }
                 observers.publish(StoreChange(values: writes))

@@ -1,0 +1,53 @@
+import Foundation
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+@testable import PrefsModel
+
+/// A value too large for a preferences store is refused before anything is written.
+///
+/// With `.tooLarge` (a 600 MB string was taken: 2.4 GB of memory, a 700 MB database beside a 600 MB
+/// journal). Every store of Prefs refuses a value over 8 MiB; `UserDefaultsStore` refuses its
+/// domain past the platform's limit first (4 MiB).
+@Suite struct ValueSizeLimitTests {
+    static let tooLarge = String(repeating: "x", count: PropertyListValue.largestStoredSize)
+
+    @Test(arguments: StoreKind.allCases)
+    func aValueOverTheLimitIsRefusedAndNothingChanges(kind: StoreKind) throws {
+        let store = kind.makeStore()
+        let prefs = Preferences(store: store, diagnostics: PreferenceDiagnostics { _ in })
+        let notes = Preferences.Key<String>("notes", default: "")
+        try prefs.set("short", for: notes)
+        var caught: StoreError?
+        do {
+            try prefs.set(Self.tooLarge, for: notes)
+        } catch let error as StoreError where error.kind == .tooLarge {
+            caught = error
+        }
+        #expect(caught?.keys == ["notes"], "\(String(describing: caught))")
+        #expect(prefs[notes] == "short")
+
+        // In a transaction, the whole transaction is refused.
+        #expect(throws: StoreError.self) {
+            try prefs.update { p in
+                p[Preferences.Key<Int>("other", default: 0)] = 1
+                p[notes] = Self.tooLarge
+            }
+        }
+        #expect(!prefs.hasValue(for: Preferences.Key<Int>("other", default: 0)))
+        #expect(prefs[notes] == "short")
+    }
+
+    /// The limit is on the stored encoding: a value just under it is taken.
+    @Test(arguments: [StoreKind.memory, .sqlite])
+    func aValueJustUnderTheLimitIsTaken(kind: StoreKind) throws {
+        let store = kind.makeStore()
+        // A string's encoding is a tag, its length (4 bytes at this size) and its UTF-8.
+        let largest = String(repeating: "y", count: PropertyListValue.largestStoredSize - 5)
+        #expect(PropertyListValue.string(largest).storedEncodingCount == PropertyListValue.largestStoredSize)
+        try store.setValue(.string(largest), forKey: "largest")
+        #expect(store.value(forKey: "largest") == .string(largest))
+        #expect(throws: StoreError.self) { try store.setValue(.string(largest + "y"), forKey: "largest") }
+    }
+}
