@@ -192,10 +192,36 @@ public struct Preferences: Sendable {
     func decode<Value>(_ stored: PropertyListValue?, for key: Key<Value>) -> Value {
         guard let stored else { return key.defaultValue }
         do {
-            return try key.decode(stored)
+            let value = try key.decode(stored)
+            if key.readsOlderJSON { noteOlderJSON(stored, for: key) }
+            return value
         } catch {
             return fellBack(stored, for: key, because: error)
         }
+    }
+
+    /// Reports a value read from JSON older code stored (a string or data holding it, where the
+    /// key's own form is a dictionary or an array): read, not silent, and once with the standard
+    /// diagnostics; the next write stores the key's own form.
+    @usableFromInline
+    func noteOlderJSON<Value>(_ stored: PropertyListValue, for key: Key<Value>) {
+        let form: String
+        switch stored {
+        case .string: form = "JSON text"
+        case .data: form = "JSON data"
+        default: return
+        }
+        // Not when the type's own form is that string (a `Codable` type encoding a single value).
+        if let decodable = Value.self as? any Decodable.Type, decodesAsPropertyList(decodable, stored) {
+            return
+        }
+        let own = key.encodedDefault.map { " (\($0.typeName))" } ?? ""
+        diagnostics.report(
+            PreferenceIssue(
+                key: key.name, store: store.description,
+                kind: .storeNotice(
+                    "\"\(key.name)\" read as \(Value.self) from \(form), the form code before Prefs stored; "
+                        + "the next write stores its own form\(own)")))
     }
 
     /// Reports a stored value the key's type cannot read and gives the default.
@@ -257,4 +283,10 @@ public struct Preferences: Sendable {
             report(error, key: names?.joined(separator: ", ") ?? "*")
         }
     }
+}
+
+/// Whether `stored` is the property-list form of `type` (what Prefs itself writes).
+private func decodesAsPropertyList<Value: Decodable>(_ type: Value.Type, _ stored: PropertyListValue) -> Bool
+{
+    (try? PropertyListValueDecoder().decode(type, from: stored)) != nil
 }

@@ -170,8 +170,13 @@ private func readType(_ invocation: Invocation) throws {
 private func write(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
     if invocation.arguments.count == 2 {
-        // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction.
-        let entries = try PlistText.parseDomain(invocation.argument(1))
+        // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction; old-style text
+        // (every scalar a string) read as the declared types, and every declared key checked.
+        let text = invocation.argument(1)
+        let entries = try conformDeclared(
+            try PlistText.parseDomain(text),
+            untyped: !text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("<"),
+            to: try invocation.store.declarations(domain), force: invocation.force)
         try transaction(in: try invocation.store.store(domain)) { t in
             for key in t.keys where entries[StoreKey(key)] == nil && !ReservedKeys.contains(key) {
                 t[key] = nil
@@ -185,9 +190,24 @@ private func write(_ invocation: Invocation) throws {
     let declarations = try invocation.store.declarations(domain)
     let given = Array(invocation.arguments.dropFirst(2))
     let action: WriteAction
-    if let declared = declarations[key], given.count == 1, !given[0].hasPrefix("-") || Double(given[0]) != nil
-    {
-        action = .set(try declared.parse(untyped: given[0]))  // no type flag: the declared type
+    if let declared = declarations[key] {
+        // Text without a type flag (alone, or inside -array and -dict) is read as the declared
+        // type; with --force, text that is not one is written as plist text, and said so below.
+        let shape = DeclaredShape(declared)
+        do {
+            if given.count == 1, !given[0].hasPrefix("-") || Double(given[0]) != nil {
+                action = .set(try shape.parse(untyped: given[0], at: ""))
+            } else {
+                action = try WriteAction.parse(given, shape: shape)
+            }
+        } catch CLIError.badInput(let problem) {
+            guard invocation.force else {
+                throw CLIError.badInput(
+                    "\(key) is declared \(declared.declared); \(problem); nothing was written (--force writes it anyway)"
+                )
+            }
+            action = try WriteAction.parse(given)
+        }
     } else {
         action = try WriteAction.parse(given)
     }
@@ -216,8 +236,12 @@ private func delete(_ invocation: Invocation) throws {
 
 private func rename(_ invocation: Invocation) throws {
     let (domain, old, new) = (invocation.argument(0), invocation.argument(1), invocation.argument(2))
+    try checkNotLocked(new, domain: domain)
+    let declarations = try invocation.store.declarations(domain)
     try transaction(in: try existing(domain, in: invocation)) { t in
         guard let value = t[old] else { throw CLIError.notFound(missingPair(domain, old)) }
+        // The value under its new name must be one that name's declaration reads.
+        try checkDeclared(value, key: new, in: declarations, force: invocation.force)
         t[old] = nil
         t[new] = value
     }
@@ -300,8 +324,15 @@ private func importFile(_ invocation: Invocation) throws {
     } catch {
         throw CLIError.badInput("\(path) is not a readable property list")
     }
-    try transaction(in: try invocation.store.store(invocation.argument(0))) { t in
-        for (key, value) in entries { t[key.name] = value }
+    // XML, binary and JSON carry their types: each declared key's value is checked, not converted
+    // (an old-style dictionary, which has strings alone, is read as the declared types).
+    let domain = invocation.argument(0)
+    let oldStyle =
+        (try? PlistFiles.readJSON(data)) == nil && data.first(where: { $0 > 0x20 }) == UInt8(ascii: "{")
+    let checked = try conformDeclared(
+        entries, untyped: oldStyle, to: try invocation.store.declarations(domain), force: invocation.force)
+    try transaction(in: try invocation.store.store(domain)) { t in
+        for (key, value) in checked { t[key.name] = value }
     }
 }
 

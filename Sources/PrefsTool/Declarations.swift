@@ -39,25 +39,6 @@ extension Preferences.KeyDescription {
     var declared: String {
         "\(type.isEmpty ? "any type" : type) (\(swiftType))" + (allowed.map { " accepting \($0)" } ?? "")
     }
-
-    /// Whether the program reads `value` as it is: the declared type (a whole number for a real
-    /// too) and one of the allowed values.
-    func accepts(_ value: PropertyListValue) -> Bool {
-        let fits = type.isEmpty || value.typeFlag == type || (type == "-float" && value.typeFlag == "-int")
-        return fits && (allowed?.allows(value) ?? true)
-    }
-
-    /// A value given without a type flag, as the declared type: `write app volume 0.8` stores a
-    /// real when the key is declared `-float`.
-    func parse(untyped text: String) throws -> PropertyListValue {
-        guard let parse = WriteAction.typeFlags[type] else { return try PlistText.parse(text) }
-        do {
-            return try parse(text)
-        } catch {
-            throw CLIError.badInput(
-                "'\(text)' is not a value of \(name), declared \(declared); nothing was written")
-        }
-    }
 }
 
 /// Throws when an administrator locked `key` in `domain` (``SystemLayer``): the tool writes
@@ -132,8 +113,8 @@ func describe(_ invocation: Invocation) throws {
             "\(PlistText.quoteIfNeeded(name)): \(description.declared), default \(defaultText), value \(shown)"
         )
         if let help = description.help { Output.line("    \(help)") }
-        if let value, !description.accepts(value) {
-            Output.line("    the program reads its default: the stored value is not one it accepts")
+        if let value, let problem = description.problem(with: value) {
+            Output.line("    the program reads its default: \(problem)")
         }
     }
     if !undeclared.isEmpty {
@@ -160,18 +141,51 @@ func reset(_ invocation: Invocation) throws {
     }
 }
 
-/// The check `write` makes of a declared key's new value: refused (exit 64, nothing written)
-/// unless `--force`, which writes and says what the program will read instead.
+/// The check every command that writes makes of a declared key's new value.
+///
+/// First the type of the value and of everything inside it, then the allowed values. Refused
+/// (exit 64, nothing written) unless `--force`, which writes and says what the program will read
+/// instead.
 func checkDeclared(
     _ value: PropertyListValue, key: String, in declarations: [String: Preferences.KeyDescription],
     force: Bool
 )
     throws
 {
-    guard let description = declarations[key], !description.accepts(value) else { return }
-    let problem =
-        "\(key) is declared \(description.declared); \(PlistText.oldStyle(value)) is not one of those values"
-    guard force else { throw CLIError.badInput(problem + "; nothing was written (--force writes it anyway)") }
+    guard let description = declarations[key], let problem = description.problem(with: value) else { return }
+    let declared = "\(key) is declared \(description.declared)"
+    guard force else {
+        throw CLIError.badInput("\(declared); \(problem); nothing was written (--force writes it anyway)")
+    }
     let fallback = description.defaultValue.map { PlistText.oldStyle($0) } ?? "nothing (no default)"
-    Output.error("\(problem); written with --force: the program reads its default, \(fallback), instead")
+    Output.error(
+        "\(declared); \(problem); written with --force: the program reads its default, \(fallback), instead")
+}
+
+/// A domain's new entries as the program reads them: each declared key's old-style text read as
+/// its declared type (`untyped`), then checked as ``checkDeclared(_:key:in:force:)`` does, so
+/// `write DOMAIN 'PLIST'` and `import` write nothing the program cannot read.
+func conformDeclared(
+    _ entries: [StoreKey: PropertyListValue], untyped: Bool,
+    to declarations: [String: Preferences.KeyDescription], force: Bool
+) throws -> [StoreKey: PropertyListValue] {
+    var conformed = entries
+    for (key, value) in entries.sorted(by: { $0.key.name < $1.key.name }) {
+        guard let description = declarations[key.name] else { continue }
+        var converted = value
+        if untyped {
+            do {
+                converted = try DeclaredShape(description).conform(value, at: "", untyped: true)
+            } catch CLIError.badInput(let problem) where !force {
+                throw CLIError.badInput(
+                    "\(key.name) is declared \(description.declared); \(problem); nothing was written (--force writes it anyway)"
+                )
+            } catch {
+                converted = value  // with --force, as the text has it (and said so below)
+            }
+        }
+        try checkDeclared(converted, key: key.name, in: declarations, force: force)
+        conformed[key] = converted
+    }
+    return conformed
 }

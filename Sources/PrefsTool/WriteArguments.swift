@@ -7,19 +7,20 @@ enum WriteAction: Equatable {
     case arrayAdd([PropertyListValue])
     case dictionaryAdd([String: PropertyListValue])
 
-    /// Parses the arguments after `write DOMAIN KEY`.
-    static func parse(_ arguments: [String]) throws -> WriteAction {
+    /// Parses the arguments after `write DOMAIN KEY`; a value without a type flag inside
+    /// `-array` or `-dict` is read as the element or field type of the key's declared `shape`.
+    static func parse(_ arguments: [String], shape: DeclaredShape? = nil) throws -> WriteAction {
         guard let first = arguments.first else { throw CLIError.usage("write needs a value after the key") }
         switch first {
         case "-array", "-array-add":
-            let elements = try parseElements(Array(arguments.dropFirst()))
+            let elements = try parseElements(Array(arguments.dropFirst()), shape: shape?.elements.first)
             return first == "-array" ? .set(.array(elements)) : .arrayAdd(elements)
         case "-dict", "-dict-add":
-            let entries = try parseEntries(Array(arguments.dropFirst()))
+            let entries = try parseEntries(Array(arguments.dropFirst()), shape: shape)
             return first == "-dict" ? .set(.dictionary(entries)) : .dictionaryAdd(entries)
         default:
             var remaining = arguments[...]
-            let value = try parseOne(&remaining)
+            let value = try parseOne(&remaining, shape: nil, at: "")
             guard remaining.isEmpty else {
                 throw CLIError.usage(
                     "write takes one value; unexpected '\(remaining.first!)' (quote a value with spaces)")
@@ -100,8 +101,12 @@ enum WriteAction: Equatable {
         }
     }
 
-    /// One value: a type flag and its text, or plist text.
-    private static func parseOne(_ arguments: inout ArraySlice<String>) throws -> PropertyListValue {
+    /// One value: a type flag and its text, or plist text (read as `shape` when declared).
+    private static func parseOne(
+        _ arguments: inout ArraySlice<String>, shape: DeclaredShape?, at path: String
+    )
+        throws -> PropertyListValue
+    {
         guard let first = arguments.popFirst() else { throw CLIError.usage("a value is missing") }
         if let parse = typeFlags[first] {
             guard let text = arguments.popFirst() else { throw CLIError.usage("\(first) needs a value") }
@@ -110,22 +115,29 @@ enum WriteAction: Equatable {
         if first.hasPrefix("-"), first.count > 1, Double(first) == nil {
             throw CLIError.usage("unknown flag '\(first)'; see 'prefs help write'")
         }
+        if let shape { return try shape.parse(untyped: first, at: path) }
         return try PlistText.parse(first)
     }
 
-    private static func parseElements(_ arguments: [String]) throws -> [PropertyListValue] {
+    private static func parseElements(_ arguments: [String], shape: DeclaredShape?) throws
+        -> [PropertyListValue]
+    {
         var remaining = arguments[...]
         var elements: [PropertyListValue] = []
-        while !remaining.isEmpty { elements.append(try parseOne(&remaining)) }
+        while !remaining.isEmpty {
+            elements.append(try parseOne(&remaining, shape: shape, at: "element \(elements.count + 1)"))
+        }
         return elements
     }
 
-    private static func parseEntries(_ arguments: [String]) throws -> [String: PropertyListValue] {
+    private static func parseEntries(_ arguments: [String], shape: DeclaredShape?) throws -> [String:
+        PropertyListValue]
+    {
         var remaining = arguments[...]
         var entries: [String: PropertyListValue] = [:]
         while let key = remaining.popFirst() {
             guard !remaining.isEmpty else { throw CLIError.usage("-dict: the key '\(key)' has no value") }
-            entries[key] = try parseOne(&remaining)
+            entries[key] = try parseOne(&remaining, shape: shape?.entry(key), at: key)
         }
         return entries
     }

@@ -9,6 +9,9 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   typed-keys PATH [KEY]                publish the typed keys of the tool's type checks (count, enabled,
+//                                        limits, tags, window); with KEY, print what the program reads of it
+//                                        (and on stderr each issue the read reported)
 //   publish-keys PATH                    publish the descriptions of volume (0...1), quality (an enum), nickname
 //   sqlite-killed-move-in PATH SUITE STEP  move a suite in, killed at STEP (beforeCommit/afterCommit)
 //   sqlite-hold-lock PATH                hold the journal's lock until killed (prints "holding")
@@ -379,6 +382,38 @@ func publishKeys() throws {
     ])
 }
 
+/// The keys `typed-keys` declares, one of each shape the tool checks.
+struct Window: Codable, PreferenceValue, Equatable {
+    var width: Int
+    var title: String
+}
+
+/// The `typed-keys` mode (see the list at the top).
+func typedKeys() throws {
+    let prefs = Preferences(
+        store: sqlite(argument(1)).store,
+        diagnostics: PreferenceDiagnostics { issue in FileHandle.standardError.write(Data("\(issue)\n".utf8))
+        })
+    let count = Preferences.Key<Int>("count", default: 1, help: "How many", allowed: 0...100)
+    let enabled = Preferences.Key<Bool>("enabled", default: false)
+    let limits = Preferences.Key<[String: Int]>("limits", default: ["maxConnections": 10])
+    let tags = Preferences.Key<[[Int]]>("tags", default: [])
+    let window = Preferences.Key<Window>("window", default: Window(width: 640, title: "Main"))
+    guard arguments.count > 2 else {
+        try prefs.publish([count, enabled, limits, tags, window])
+        return
+    }
+    let read: String
+    switch argument(2) {
+    case "count": read = "\(prefs[count])"
+    case "enabled": read = "\(prefs[enabled])"
+    case "limits": read = "\(prefs[limits].sorted { $0.key < $1.key })"
+    case "tags": read = "\(prefs[tags])"
+    default: read = "\(prefs[window])"
+    }
+    print(read)
+}
+
 /// A remote that takes every push and has nothing to give: enough for the link's tests.
 final class RemoteKeepingNothing: SyncRemote {
     var description: String { "RemoteKeepingNothing" }
@@ -457,6 +492,7 @@ var modes: [String: () throws -> Void] = [
     "seed-article": seedArticle,
     "namespace-shortcuts": namespaceShortcuts,
     "publish-keys": publishKeys,
+    "typed-keys": typedKeys,
     "link-holder": linkHolder,
     "standard-domain": standardDomain,
 ]

@@ -22,7 +22,9 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         case migrationLeftInPlace(GroupMigrationReport.Mismatch)
         /// Something a store did or found about its own files, which nothing else reports: a
         /// damaged journal cut and repaired, a file moved aside, values it cannot decode (`key`
-        /// is empty).
+        /// is empty); or a value read from a form other than its key's own — a `Codable` value
+        /// that code before Prefs stored as JSON data or text — which the next write replaces
+        /// (`key` is the key).
         case storeNotice(String)
     }
 

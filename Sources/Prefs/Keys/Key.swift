@@ -103,6 +103,10 @@ extension Preferences {
         /// Neither a coding nor allowed values: a read is the type's own decoding alone, without
         /// copying the two optionals out of the key (a tenth of a short string's read).
         @usableFromInline let isPlain: Bool
+        /// Whether a read may find the value as JSON older code stored (a string or data holding
+        /// it, for a `Codable` value stored as a dictionary or an array), which it reads and
+        /// reports; decided once, so other reads pay one test.
+        @usableFromInline let readsOlderJSON: Bool
 
         /// The value a read gives when nothing (or nothing usable) is stored; for a key with a
         /// computed default, computed now.
@@ -128,6 +132,7 @@ extension Preferences {
             coding = nil
             allowed = nil
             isPlain = true
+            readsOlderJSON = Self.mayReadOlderJSON
             super.init(validatedName: name, help: help)
         }
 
@@ -141,6 +146,8 @@ extension Preferences {
             self.coding = coding
             self.allowed = allowed
             isPlain = coding == nil && allowed == nil
+            // A key with a stored form of its own reads JSON as that form says, unreported.
+            readsOlderJSON = coding == nil && Self.mayReadOlderJSON
             super.init(validatedName: name, help: help)
         }
 
@@ -155,6 +162,7 @@ extension Preferences {
             coding = nil
             allowed = nil
             isPlain = true
+            readsOlderJSON = Self.mayReadOlderJSON
             super.init(validatedName: name, help: nil)
         }
 
@@ -168,7 +176,15 @@ extension Preferences {
             coding = nil
             allowed = nil
             isPlain = true
+            readsOlderJSON = Self.mayReadOlderJSON
             super.init(validatedName: name, help: nil)
+        }
+
+        /// Whether the value type is `Decodable` and stored as neither a string nor data (nor
+        /// another scalar), so a string or data read as it held JSON of it.
+        private static var mayReadOlderJSON: Bool {
+            guard Value.self is any Decodable.Type else { return false }
+            return ["", "-array", "-dict"].contains(storedTypeFlag(of: Value.self))
         }
 
         override var encodedDefault: PropertyListValue? {

@@ -56,11 +56,20 @@ extension Preferences.Key {
     func describe() -> Preferences.KeyDescription {
         let stored = encodedDefault
         var type = storedTypeFlag(of: Value.self)
-        if type.isEmpty, let stored { type = stored.typeFlag }
-        return Preferences.KeyDescription(
+        var fields: [String: String] = [:]
+        if type.isEmpty, let stored {
+            type = stored.typeFlag
+            // A value the type does not tell (a `Codable` struct): its fields' types, as its
+            // default has them, so a tool writes each field as the program reads it.
+            if case .dictionary(let entries) = stored { fields = entries.mapValues(\.typeFlag) }
+        }
+        var description = Preferences.KeyDescription(
             name: name, type: type, swiftType: String(describing: Value.self), defaultValue: stored,
             help: help,
             allowed: allowed?.published ?? Self.cases())
+        description.elementTypes = storedElementTypes(of: Value.self)
+        description.fieldTypes = fields
+        return description
     }
 
     /// Every case of a `CaseIterable` value type, stored: an enum key's allowed values.

@@ -96,6 +96,13 @@ extension Preferences {
         public var help: String?
         /// The values the key accepts, when not every value of its type.
         public var allowed: AllowedValues?
+        /// A collection's element types, outermost first, as ``type`` spells them: `["-int"]` for
+        /// `[String: Int]`, `["-array", "-string"]` for `[[String]]`; empty when not known (the
+        /// elements of a `Codable` type are not told from the type).
+        package var elementTypes: [String] = []
+        /// The type of each field of a value stored as a dictionary whose fields differ (a
+        /// `Codable` struct), as its default has them: `["maxConnections": "-int"]`.
+        package var fieldTypes: [String: String] = [:]
 
         /// A description with these parts.
         ///
@@ -131,6 +138,12 @@ extension Preferences {
             case .values(let values)?: entries["values"] = .array(values)
             case nil: break
             }
+            if !elementTypes.isEmpty {
+                entries["elements"] = .array(elementTypes.map(PropertyListValue.string))
+            }
+            if !fieldTypes.isEmpty {
+                entries["fields"] = .dictionary(fieldTypes.mapValues(PropertyListValue.string))
+            }
             return .dictionary(entries)
         }
 
@@ -160,6 +173,14 @@ extension Preferences {
             self.init(
                 name: name, type: type, swiftType: swiftType, defaultValue: entries["default"], help: help,
                 allowed: allowed)
+            // Written by releases that know element and field types; an earlier one's description
+            // has neither, and its key is checked by its type alone.
+            if case .array(let types)? = entries["elements"] {
+                elementTypes = types.compactMap { if case .string(let type) = $0 { type } else { nil } }
+            }
+            if case .dictionary(let fields)? = entries["fields"] {
+                fieldTypes = fields.compactMapValues { if case .string(let type) = $0 { type } else { nil } }
+            }
         }
     }
 }

@@ -80,40 +80,80 @@ extension PreferenceValue where Self: Codable {
 
     /// Rebuilds the value with its `Decodable` conformance.
     ///
-    /// A string holding the value as JSON (`{"isUnicorn":false}`: how Defaults stores `Codable`
-    /// values) is read too, so data a Defaults user already has reads back without a migration;
-    /// writing stores Prefs' own form.
+    /// JSON that older code stored is read too, so data a user already has reads back without a
+    /// migration: a string holding the value as JSON (`{"isUnicorn":false}`: how Defaults stores
+    /// `Codable` values), or data holding it (`UserDefaults.set(try JSONEncoder().encode(v),
+    /// forKey:)`). Writing stores Prefs' own form; a read through a key reports the other form to
+    /// the diagnostics.
+    ///
+    /// ```swift
+    /// struct Profile: Codable, PreferenceValue { var name: String }
+    /// try Profile.deserialize(.data(Data(#"{"name":"Zhuo"}"#.utf8)))  // Profile(name: "Zhuo")
+    /// ```
     public static func deserialize(_ stored: PropertyListValue) throws -> Self {
         do {
             return try PropertyListValueDecoder().decode(Self.self, from: stored)
         } catch {
-            if let value = stored.decodedFromJSONText(Self.self) { return value }
-            throw PreferenceError.typeMismatch(expected: "\(Self.self) (\(describe(error)))", found: stored)
+            if let json = stored.olderJSON(opening: "{[\"") {
+                do {
+                    return try JSONDecoder().decode(Self.self, from: json)
+                } catch let jsonError {
+                    let form = if case .data = stored { "JSON data" } else { "JSON text" }
+                    throw PreferenceError(
+                        .typeMismatch,
+                        "expected \(Self.self), found \(form) that does not decode as one (\(whereJSON(jsonError)))"
+                    )
+                }
+            }
+            // One "expected … found …": the decoder's words only when they say something more.
+            if case DecodingError.typeMismatch(_, let context) = error, context.codingPath.isEmpty {
+                throw PreferenceError.typeMismatch(expected: "\(Self.self)", found: stored)
+            }
+            throw PreferenceError(.typeMismatch, "cannot read \(Self.self): \(describe(error))")
         }
     }
 }
 
 extension PropertyListValue {
-    /// The value decoded from a string holding JSON text (an object, an array or a quoted
-    /// string), as Defaults (sindresorhus/Defaults) stores `Codable` values; `nil` for anything
-    /// else.
+    /// The value decoded from JSON as older code stored it — a string of JSON text (an object, an
+    /// array or a quoted string), as Defaults (sindresorhus/Defaults) stores `Codable` values, or
+    /// data holding JSON, as `UserDefaults.set(try JSONEncoder().encode(v), forKey:)` does; `nil`
+    /// for anything else.
     ///
     /// ```swift
     /// struct Unicorn: Decodable { let isUnicorn: Bool }
     /// PropertyListValue.string(#"{"isUnicorn":false}"#).decodedFromJSONText(Unicorn.self)
     /// ```
     func decodedFromJSONText<Value: Decodable>(_ type: Value.Type) -> Value? {
-        guard case .string(let text) = self, let first = text.utf8.first,
-            first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
-        else { return nil }
-        return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
+        guard let json = olderJSON(opening: "{[\"") else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: json)
+    }
+
+    /// The JSON this value holds, when it is a string or data whose first character (after
+    /// white space, for data) is one of `openings`; `nil` for anything else.
+    func olderJSON(opening openings: String) -> Data? {
+        switch self {
+        case .string(let text):
+            guard let first = text.unicodeScalars.first, openings.unicodeScalars.contains(first) else {
+                return nil
+            }
+            return Data(text.utf8)
+        case .data(let bytes):
+            let whiteSpace: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+            guard let first = bytes.first(where: { !whiteSpace.contains($0) }), openings.utf8.contains(first)
+            else { return nil }
+            return bytes
+        default:
+            return nil
+        }
     }
 }
 
 extension PreferenceValue {
     /// A collection stored as one string of JSON text, starting with `opening` (`[` or `{`), as
     /// `@AppStorage` stores a collection made `RawRepresentable` through `JSONEncoder`, and
-    /// Defaults before version 5 stores a whole `[Codable]`; `nil` for anything else.
+    /// Defaults before version 5 stores a whole `[Codable]` (or as data holding that JSON, as
+    /// `UserDefaults.set(try JSONEncoder().encode(v), forKey:)` stores it); `nil` for anything else.
     ///
     /// A `Decodable` collection is decoded as it was encoded (`JSONDecoder`: dates as numbers
     /// too); any other is read from the property list the JSON makes.
@@ -122,8 +162,7 @@ extension PreferenceValue {
     /// [String].fromJSONText(.string(#"["fr","ja"]"#), opening: "[")  // ["fr", "ja"]
     /// ```
     static func fromJSONText(_ stored: PropertyListValue, opening: Unicode.Scalar) -> Self? {
-        guard case .string(let text) = stored, text.unicodeScalars.first == opening else { return nil }
-        let data = Data(text.utf8)
+        guard let data = stored.olderJSON(opening: String(opening)) else { return nil }
         if let decodable = Self.self as? any Decodable.Type, let value = decodedJSON(decodable, data) as? Self
         {
             return value
@@ -138,6 +177,24 @@ extension PreferenceValue {
 /// `data` decoded as JSON into `type`, or `nil`.
 private func decodedJSON<Value: Decodable>(_ type: Value.Type, _ data: Data) -> Value? {
     try? JSONDecoder().decode(type, from: data)
+}
+
+/// Where and how JSON did not decode, briefly (`port: missing`, `host: another type`), so the
+/// one line a failed read gives says "expected" and "found" once.
+private func whereJSON(_ error: any Error) -> String {
+    let (context, what): (DecodingError.Context, String)
+    switch error {
+    case DecodingError.typeMismatch(_, let c): (context, what) = (c, "another type")
+    case DecodingError.valueNotFound(_, let c): (context, what) = (c, "null")
+    case DecodingError.keyNotFound(let key, let c):
+        (context, what) = (
+            DecodingError.Context(codingPath: c.codingPath + [key], debugDescription: ""), "missing"
+        )
+    case DecodingError.dataCorrupted(let c): (context, what) = (c, "not valid JSON")
+    default: return "\(error)"
+    }
+    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+    return path.isEmpty ? what : "\(path): \(what)"
 }
 
 /// The useful part of a `DecodingError` or `EncodingError`: which field and why, without the

@@ -76,16 +76,48 @@ private func rawValueFlag<Raw: RawRepresentable>(of type: Raw.Type) -> String {
     storedTypeFlag(of: Raw.RawValue.self)
 }
 
-/// The generic standard types, which say their stored type themselves.
-protocol StoredAs { static var storedTypeFlag: String { get } }
+/// The stored types of a collection's elements, outermost first (`["-array", "-int"]` for
+/// `[[Int]]`), as far as the types tell them; empty for a type that is no collection.
+///
+/// ```swift
+/// storedElementTypes(of: [String: Int].self)  // ["-int"]
+/// ```
+func storedElementTypes(of type: Any.Type) -> [String] {
+    guard let stored = type as? any StoredAs.Type, let element = stored.storedElement else { return [] }
+    let flag = storedTypeFlag(of: element)
+    return flag.isEmpty ? [] : [flag] + storedElementTypes(of: element)
+}
 
-extension Array: StoredAs { static var storedTypeFlag: String { "-array" } }
-extension Set: StoredAs { static var storedTypeFlag: String { "-array" } }
-extension ClosedRange: StoredAs { static var storedTypeFlag: String { "-array" } }
-extension Range: StoredAs { static var storedTypeFlag: String { "-array" } }
-extension Dictionary: StoredAs { static var storedTypeFlag: String { "-dict" } }
+/// The generic standard types, which say their stored type themselves.
+protocol StoredAs {
+    static var storedTypeFlag: String { get }
+    /// The type of each stored element (`nil` for an optional, which is its wrapped type).
+    static var storedElement: Any.Type? { get }
+}
+
+extension Array: StoredAs {
+    static var storedTypeFlag: String { "-array" }
+    static var storedElement: Any.Type? { Element.self }
+}
+extension Set: StoredAs {
+    static var storedTypeFlag: String { "-array" }
+    static var storedElement: Any.Type? { Element.self }
+}
+extension ClosedRange: StoredAs {
+    static var storedTypeFlag: String { "-array" }
+    static var storedElement: Any.Type? { Bound.self }
+}
+extension Range: StoredAs {
+    static var storedTypeFlag: String { "-array" }
+    static var storedElement: Any.Type? { Bound.self }
+}
+extension Dictionary: StoredAs {
+    static var storedTypeFlag: String { "-dict" }
+    static var storedElement: Any.Type? { Value.self }
+}
 extension Optional: StoredAs {
     static var storedTypeFlag: String { Prefs.storedTypeFlag(of: Wrapped.self) }
+    static var storedElement: Any.Type? { (Wrapped.self as? any StoredAs.Type)?.storedElement }
 }
 
 extension PreferenceValue {

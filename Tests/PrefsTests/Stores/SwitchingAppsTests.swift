@@ -49,7 +49,9 @@ private enum RefreshInterval: Int, PreferenceValue {
         try prefs.store.setValue(.string(#"["fr","ja"]"#), forKey: "languages")
         #expect(prefs[Preferences.Key<[String]>("languages", default: [])] == ["fr", "ja"])
         #expect(prefs[Preferences.Key<Set<String>>("languages", default: [])] == ["fr", "ja"])
-        #expect(recorder.issues.isEmpty, "\(recorder.issues)")
+        // Read, and reported as read from another form (issue 49, item 5): no fallback.
+        #expect(recorder.issues.count == 2, "\(recorder.issues)")
+        #expect(recorder.issues.allSatisfy { "\($0)".contains("from JSON text") }, "\(recorder.issues)")
     }
 
     @Test func aDefaultsCodableArrayStoredAsJSONTextReadsBackWithItsDates() throws {
