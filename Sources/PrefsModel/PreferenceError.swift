@@ -53,6 +53,9 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
         /// A migration stopped: its steps are out of order, a step threw (``underlying``; the
         /// steps before it are kept), or a group migration named a property the group lacks.
         public static let migrationFailed = Kind(rawValue: "migrationFailed")
+        /// Keys checked at start hold values the program cannot read (``message`` names each,
+        /// what was found and where it comes from): thrown by `Preferences.validate(_:)`.
+        public static let invalidSettings = Kind(rawValue: "invalidSettings")
     }
 
     /// What kind of failure it is.

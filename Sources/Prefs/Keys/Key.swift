@@ -73,6 +73,10 @@ extension Preferences {
         /// The key's default in its stored form (`nil` for an optional key's `nil`, or a default
         /// that cannot be encoded).
         var encodedDefault: PropertyListValue? { nil }
+
+        /// What a strict read of this key in `preferences` throws (``Preferences/value(for:)``),
+        /// or `nil` when it reads; overridden by `Key`, which knows the type.
+        func readingProblem(in preferences: Preferences) -> PreferenceError? { nil }
     }
 
     /// A typed key: the name a value is stored under and the default shown when nothing is stored.
@@ -199,6 +203,15 @@ extension Preferences {
             if let allowed, !allowed.accepts(value) { throw allowed.refusal(of: value) }
             if let write = coding?.write { return try write(value) }
             return try Value.serialize(value)
+        }
+
+        override func readingProblem(in preferences: Preferences) -> PreferenceError? {
+            do {
+                _ = try preferences.value(for: self)
+                return nil
+            } catch {
+                return error as? PreferenceError ?? PreferenceError(.unreadable, "\(error)")
+            }
         }
 
         /// The value a stored one holds for this key, read in the key's form (and one of the
