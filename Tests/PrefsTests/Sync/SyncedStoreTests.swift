@@ -361,12 +361,20 @@ import Testing
         let store = try SyncedStore(
             local: MemoryStore(), remote: link, diagnostics: IssueRecorder().diagnostics)
         #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
+        let started = ContinuousClock.now
         for index in 0..<10 {
             try store.setValue(.integer(Int64(index)), forKey: "k\(index)")
             usleep(1_000)
         }
+        let burst = ContinuousClock.now - started
         #expect(await eventually { server.entries.count == 10 })
-        #expect(link.pushes.withLock { $0 } <= 2, "one push for the burst, two if the machine stalled")
+        // One push per gathering window the burst spans, and one more for a window it began in:
+        // 10 ms of writes is one or two pushes; a machine that stalled the writer between
+        // writes (a full test run beside three builds made the burst span three) allows more.
+        let windows = Int((burst / SyncedStore.gathering).rounded(.up))
+        #expect(
+            link.pushes.withLock { $0 } <= max(2, windows + 1),
+            "one push for the burst, not one per write (the burst took \(burst))")
     }
 
     /// A remote that refuses one entry as too large and takes none of the push (PostgreSQL's
