@@ -4,8 +4,9 @@ import Testing
 
 @testable import Prefs
 
-/// A daemon that must not run on bad settings fails fast at start (issue 49, item 8): a
-/// wrong-typed value read as the default (reported once), and `p[.count] += 1` then replaced the
+/// A daemon that must not run on bad settings fails fast at start (issue 49, item 8).
+///
+/// A wrong-typed value read as the default (reported once), and `p[.count] += 1` then replaced the
 /// foreign `"12"` with `1`. A throwing read and a check of every declared key say what is wrong,
 /// and where it comes from.
 @Suite struct StrictReadTests {
