@@ -112,7 +112,17 @@ package final class Checkpointer: Sendable {
         try sqlite.withDatabase(during: "a checkpoint") { database in
             let connection = database.connection
             try sqlite.perform {
-                try connection.retryingWhileBusy(timeout: timeout) {
+                guard let expiry else {
+                    return try connection.retryingWhileBusy(timeout: timeout) {
+                        try connection.run("BEGIN IMMEDIATE")
+                    }
+                }
+                // In the background, the wait for SQLite's write lock is this loop's, not SQLite's
+                // own busy handler: it stops as soon as the system asks for the time back, so the
+                // expiry call (which waits for this checkpoint) returns at once.
+                connection.setBusyTimeout(milliseconds: 0)
+                defer { connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds) }
+                try connection.retryingWhileBusy(timeout: timeout, givingUpWhen: { expiry.isExpired }) {
                     try connection.run("BEGIN IMMEDIATE")
                 }
             }
@@ -126,12 +136,12 @@ package final class Checkpointer: Sendable {
                 // they are), so writers never wait for a walk through the journal.
                 let earlier = (journal.generation, journal.writeOffset)
                 let leftover = journal.start(after: checkpointed, upTo: earlier.1)
-                snapshot = try journal.withLock(timeout: timeout) { locked in
+                snapshot = try withJournalLock(journal, timeout: timeout, expiry: expiry) { locked in
                     journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
                 moved = try upsertRecords(
-                    of: journal, after: checkpointed, upTo: snapshot, into: connection)
+                    of: journal, after: checkpointed, upTo: snapshot, into: connection, expiry: expiry)
                 checkpointStep(.beforeCommit)
                 if let expiry {
                     if options.faults.expireAtCheckpointStep == .beforeCommit { expiry.expire() }
@@ -147,11 +157,31 @@ package final class Checkpointer: Sendable {
             }
             // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
             // moved records meanwhile, which `drop` sees by the generation).
-            try journal.withLock(timeout: timeout) { locked in
+            try withJournalLock(journal, timeout: timeout, expiry: expiry) { locked in
                 journal.drop(
                     through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
                     duringMove: options.faults.atCheckpointStep.map { hook in { hook(.duringMove) } })
                 checkpointStep(.afterDrop)
+            }
+        }
+    }
+
+    /// The journal's lock, waited for in short steps when the system may ask for the time back
+    /// (`expiry`): the wait ends as soon as it does, instead of at `timeout`.
+    private func withJournalLock<Result>(
+        _ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?,
+        _ body: (Journal.LockHeld) throws -> Result
+    ) throws -> Result {
+        guard let expiry else { return try journal.withLock(timeout: timeout, body) }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                return try journal.withLock(timeout: min(timeout, .milliseconds(50)), body)
+            } catch let error as JournalError where error.kind == .busy {
+                if expiry.isExpired {
+                    throw StoreError(path: path, kind: .expired, detail: "while waiting for the journal's lock")
+                }
+                if ContinuousClock.now >= deadline { throw error }
             }
         }
     }
@@ -163,7 +193,7 @@ package final class Checkpointer: Sendable {
     /// without which nobody moves records, so they are read in place.
     func upsertRecords(
         of journal: Journal, after checkpointed: UInt64, upTo snapshot: (end: Int, generation: UInt64),
-        into connection: SQLiteConnection
+        into connection: SQLiteConnection, expiry: ExpiringActivity.Expiry? = nil
     ) throws -> UInt64 {
         var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: snapshot.end, after: 0)
         var latest = LatestWrites(journal: journal, expected: snapshot.end / 64)  // about a key per 64 bytes
@@ -185,7 +215,12 @@ package final class Checkpointer: Sendable {
         // lands beside the one before, in pages just read, instead of anywhere in a large table.
         try sqlite.perform {
             var listed = StoreConnection.MovedKeys()
-            for write in latest.inKeyOrder() {
+            for (index, write) in latest.inKeyOrder().enumerated() {
+                // A large move looks now and then whether the system wants its time back: it
+                // then rolls back at once rather than at the commit.
+                if index % 1_024 == 1_023, expiry?.isExpired == true {
+                    throw StoreError(path: path, kind: .expired, detail: "while moving the records")
+                }
                 let key = journal.bytesInPlace(at: write.key.offset, count: write.key.count)
                 let value = write.value.map { journal.bytesInPlace(at: $0.offset, count: $0.count) }
                 try StoreConnection.upsert(

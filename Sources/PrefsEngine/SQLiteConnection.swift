@@ -213,7 +213,9 @@ final class SQLiteConnection {
     /// The busy timeout alone is not enough: SQLite returns `SQLITE_BUSY` at once, without calling
     /// the busy handler, in some cases (another connection switching the file to WAL or recovering
     /// it, for example). Only use it around steps that leave nothing behind when they fail.
-    func retryingWhileBusy<Result>(timeout: Duration, _ body: () throws -> Result) throws -> Result {
+    func retryingWhileBusy<Result>(
+        timeout: Duration, givingUpWhen giveUp: () -> Bool = { false }, _ body: () throws -> Result
+    ) throws -> Result {
         let deadline = ContinuousClock.now + timeout
         var pause = 1
         while true {
@@ -222,7 +224,7 @@ final class SQLiteConnection {
             } catch let failure as Failure
                 where failure.primaryCode == SQLITE_BUSY || failure.primaryCode == SQLITE_LOCKED
             {
-                guard ContinuousClock.now < deadline else { throw failure }
+                guard ContinuousClock.now < deadline, !giveUp() else { throw failure }
                 usleep(UInt32(1_000 * Int.random(in: 1...pause)))
                 pause = min(pause * 2, 50)
             }

@@ -88,6 +88,34 @@ import Testing
         #expect(try Self.rowsInSQLite(path) == 300)
     }
 
+    /// A background move waiting for a lock another process holds stops waiting when the
+    /// system asks for the time back: the expiry call (which waits for the move) returns at once,
+    /// not after the store's lock timeout (10 s), and nothing is lost.
+    @Test func anExpiryCutsAWaitForALockShort() async throws {
+        let path = TestFiles.uniquePath("expiry-cuts-wait")
+        let expiryReturned = Locked<Duration?>(nil)
+        var options = SQLiteStore.Options()
+        options.faults.expiringActivity = { _, respond in
+            DispatchQueue.global().async { respond(false) }
+            DispatchQueue.global().async {
+                usleep(300_000)  // the move is waiting for SQLite's write lock by now
+                let started = ContinuousClock.now
+                respond(true)
+                expiryReturned.withLock { $0 = ContinuousClock.now - started }
+            }
+        }
+        let store = try SQLiteStore(path: path, options: options)
+        // Another connection holds SQLite's write lock for the whole test.
+        let other = try SQLiteConnection(path: path)
+        try other.execute("BEGIN IMMEDIATE")
+        defer { try? other.execute("ROLLBACK") }
+        try Self.fillPastThreshold(store)  // queues a background move
+        #expect(await eventually(within: 20) { expiryReturned.withLock { $0 } != nil })
+        let waited = try #require(expiryReturned.withLock { $0 })
+        #expect(waited < .seconds(2), "the expiry waited \(waited) for the move")
+        #expect(store.value(forKey: "k299") != nil)
+    }
+
     /// Background work that opens SQLite runs inside the system's background time.
     ///
     /// As checkpoints do: the watch catching up with records another store moved into SQLite before this one
