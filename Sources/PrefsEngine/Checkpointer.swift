@@ -179,7 +179,8 @@ package final class Checkpointer: Sendable {
                 return try journal.withLock(timeout: min(timeout, .milliseconds(50)), body)
             } catch let error as JournalError where error.kind == .busy {
                 if expiry.isExpired {
-                    throw StoreError(path: path, kind: .expired, detail: "while waiting for the journal's lock")
+                    throw StoreError(
+                        path: path, kind: .expired, detail: "while waiting for the journal's lock")
                 }
                 if ContinuousClock.now >= deadline { throw error }
             }
