@@ -41,7 +41,7 @@ public struct Preferences: Sendable {
     /// let managed = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
     /// ```
     public init(
-        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .standardError,
+        store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .shared,
         system: SystemLayer? = nil
     ) {
         self.store = store

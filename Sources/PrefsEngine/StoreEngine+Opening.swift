@@ -233,7 +233,7 @@ extension StoreEngine {
             }
         } catch {
             throw StoreError(
-                path: path, kind: .cannotOpen, detail: "cannot create the folder: \(error)")
+                path: path, kind: .cannotOpen, detail: "cannot create its folder: \(plainReason(of: error))")
         }
         // Not `FileManager.createFile`: it writes a temporary file and renames it over the path, so
         // two processes creating the store at once could replace a file the other already uses.
@@ -433,7 +433,7 @@ extension StoreEngine {
         } catch let moveError {
             throw StoreError(
                 kind: error.kind, store: path,
-                message: "\(error.message); and it could not be moved aside: \(moveError)")
+                message: "\(error.message); and it could not be moved aside: \(plainReason(of: moveError))")
         }
         return destination
     }

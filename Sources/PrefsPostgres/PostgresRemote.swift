@@ -57,7 +57,7 @@ import PrefsSupport
         /// ```swift
         /// let remote = try PostgresRemote(url: "postgresql:///app?host=/run/postgresql", namespace: "team")
         /// ```
-        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .standardError)
+        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .shared)
             throws
         {
             do {

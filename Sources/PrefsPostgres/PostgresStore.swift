@@ -63,7 +63,7 @@
         /// What the store notices on its own (a stored value this release cannot decode, which it
         /// ignores) goes to `diagnostics`, as with the other stores: stderr, once per key, unless
         /// the program gives its own handler.
-        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .standardError)
+        public init(url: String, namespace: String, diagnostics: PreferenceDiagnostics = .shared)
             throws
         {
             let secrets: ConnectionSecrets

@@ -37,6 +37,8 @@
 //                                        takes the link and "unlinked" when it loses it
 //   standard-domain DOMAIN KEY [VALUE]   Preferences.standard(domain:): prints the Int KEY reads, then writes VALUE
 //                                        and prints "wrote" or "refused: ERROR"
+//   bootstrap-diagnostics PATH           PreferenceDiagnostics.bootstrap to stdout ("diag: ISSUE"), then opens a
+//                                        damaged SQLite file at PATH and reads a wrong-typed value, with defaults
 //
 // TYPE is string, int, double, bool or date (seconds since 1970).
 import Foundation
@@ -470,6 +472,17 @@ func standardDomain() throws {
     }
 }
 
+/// The `bootstrap-diagnostics` mode (see the list at the top).
+func bootstrapDiagnostics() throws {
+    PreferenceDiagnostics.bootstrap(PreferenceDiagnostics { issue in ChildWork.say("diag: \(issue)") })
+    try Data("not a database, not at all".utf8).write(to: URL(fileURLWithPath: argument(1)))
+    // Every diagnostics left to its default, .shared.
+    let prefs = Preferences(
+        store: try SQLiteStore(path: argument(1), options: SQLiteStore.Options(recreateOnCorruption: true)))
+    try prefs.store.setValue(.string("loud"), forKey: "volume")
+    _ = prefs[Preferences.Key<Double>("volume", default: 0.5)]
+}
+
 /// Every mode, by the name the tests give it.
 var modes: [String: () throws -> Void] = [
     "store-write": storeWrite,
@@ -495,6 +508,7 @@ var modes: [String: () throws -> Void] = [
     "typed-keys": typedKeys,
     "link-holder": linkHolder,
     "standard-domain": standardDomain,
+    "bootstrap-diagnostics": bootstrapDiagnostics,
 ]
 #if PREFS_POSTGRESQL
     modes["pg-write"] = pgWrite

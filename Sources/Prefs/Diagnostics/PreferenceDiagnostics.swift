@@ -67,7 +67,8 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
 
 /// Where issues go: a handler the user chooses.
 ///
-/// The default, ``standardError``, prints one line on stderr, once per store, key and kind of issue.
+/// The default everywhere, ``shared``, is the program's one place: ``standardError`` (one line on
+/// stderr, once per store, key and kind of issue) until the program sets it with ``bootstrap(_:)``.
 ///
 /// ```swift
 /// let diagnostics = PreferenceDiagnostics { issue in logger.warning("\(issue)") }
@@ -117,6 +118,32 @@ public struct PreferenceDiagnostics: Sendable {
     public static let standardError = oncePerKey { issue in
         FileHandle.standardError.write(Data((issue.description + "\n").utf8))
     }
+
+    /// The program's diagnostics, where every handle, store and remote reports by default.
+    ///
+    /// Each reports here unless it was given its own. Standard error (``standardError``) until the program chooses with
+    /// ``bootstrap(_:)``.
+    ///
+    /// ```swift
+    /// let prefs = Preferences(store: MemoryStore(), diagnostics: .shared)  // the default
+    /// ```
+    public static let shared = PreferenceDiagnostics { issue in chosen.withLock { $0 }.report(issue) }
+
+    /// Chooses where the program's preferences report: every issue from now on, wherever no
+    /// other diagnostics were given.
+    ///
+    /// The one place, as swift-log's `LoggingSystem.bootstrap`. Call it once, at start (a later call replaces it); handles,
+    /// stores and remotes made before it report there too.
+    ///
+    /// ```swift
+    /// PreferenceDiagnostics.bootstrap(.oncePerKey { issue in logger.warning("\(issue)") })
+    /// ```
+    public static func bootstrap(_ diagnostics: PreferenceDiagnostics) {
+        chosen.withLock { $0 = diagnostics }
+    }
+
+    /// What ``shared`` hands issues to.
+    private static let chosen = Locked(PreferenceDiagnostics.standardError)
 }
 
 extension PreferenceIssue {

@@ -46,7 +46,7 @@ extension Preferences {
     /// It opens the store: call it once and keep the handle. A corrupt file is moved aside and
     /// reported, and an empty store started; a store that cannot be opened at all reads defaults
     /// and throws the reason from every write.
-    public static func standard(domain: String, diagnostics: PreferenceDiagnostics = .standardError)
+    public static func standard(domain: String, diagnostics: PreferenceDiagnostics = .shared)
         -> Preferences
     {
         #if canImport(Darwin)

@@ -46,13 +46,13 @@ public final class ICloudRemote: SyncRemote {
         /// ```swift
         /// let remote = ICloudRemote()
         /// ```
-        public convenience init(diagnostics: PreferenceDiagnostics = .standardError) {
+        public convenience init(diagnostics: PreferenceDiagnostics = .shared) {
             self.init(storage: SystemUbiquitousStorage(), diagnostics: diagnostics)
         }
     #endif
 
     /// A remote on `storage` (a stand-in in tests).
-    package init(storage: any UbiquitousStorage, diagnostics: PreferenceDiagnostics = .standardError) {
+    package init(storage: any UbiquitousStorage, diagnostics: PreferenceDiagnostics = .shared) {
         self.storage = storage
         self.diagnostics = diagnostics
     }

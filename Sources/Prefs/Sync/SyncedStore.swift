@@ -89,7 +89,7 @@ public final class SyncedStore: PreferenceStore {
     /// ```
     public convenience init(
         local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection = .all,
-        diagnostics: PreferenceDiagnostics = .standardError, automatically: Bool = true
+        diagnostics: PreferenceDiagnostics = .shared, automatically: Bool = true
     ) throws {
         try self.init(
             local: local, remote: remote, syncing: selection, diagnostics: diagnostics,

@@ -102,6 +102,36 @@ import Testing
     }
 
     #if os(macOS) || os(Linux)
+        /// One place for diagnostics, chosen once for the process.
+        ///
+        /// After `PreferenceDiagnostics.bootstrap`, a store's notices
+        /// (a damaged file moved aside) and a handle's (a value read as the default) both go
+        /// there, not to standard error (a SQLite store's own sink used to be standard error
+        /// whatever the handle was given). In a process of its own: the choice is the process's.
+        @Test func bootstrapIsTheOnePlaceEveryStoreAndHandleReportsTo() throws {
+            let path = TestFiles.uniquePath("bootstrap")
+            let output = try Helper.run(["bootstrap-diagnostics", path])
+            #expect(output.status == 0, "\(output.stderr)")
+            let lines = output.stdout.split(separator: "\n").map(String.init)
+            #expect(
+                lines.contains { $0.hasPrefix("diag:") && $0.contains("moved it to") }, "\(output.stdout)")
+            #expect(lines.contains { $0.hasPrefix("diag:") && $0.contains("\"volume\"") }, "\(output.stdout)")
+            #expect(!output.stderr.contains("prefs:"), "nothing on standard error: \(output.stderr)")
+            #expect(!output.stdout.contains("Error Domain="), "no dump of Foundation's error")
+        }
+
+        /// A store that cannot make its folder says why in words, the path once, no dump.
+        @Test func aFolderThatCannotBeMadeIsSaidInWords() throws {
+            let file = TestFiles.uniquePath("a-file")
+            try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+            #expect {
+                try SQLiteStore(path: file + "/sub/prefs.sqlite")
+            } throws: { error in
+                let message = "\(error)"
+                return message.contains("Not a directory") && !message.contains("Error Domain=")
+            }
+        }
+
         /// The catch that ``StoreError``'s documentation shows, around `set`, matches: a store's
         /// failure is thrown as the store's error, naming the key, not wrapped in another type.
         @Test func aBusyStoreIsCaughtAsTheDocsShow() async throws {

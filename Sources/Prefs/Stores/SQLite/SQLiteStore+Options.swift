@@ -47,9 +47,10 @@ extension SQLiteStore {
         /// its siblings); ``FileProtection/completeUntilFirstUserAuthentication`` by default.
         public var fileProtection = FileProtection.completeUntilFirstUserAuthentication
         /// Where the store reports what it did or found about its files (a repaired journal, a
-        /// file moved aside, values it cannot decode): ``PreferenceDiagnostics/standardError`` by
-        /// default; an app or a server routes them to its own logging.
-        public var diagnostics = PreferenceDiagnostics.standardError
+        /// file moved aside, values it cannot decode): the program's, ``PreferenceDiagnostics/shared``,
+        /// by default (standard error until the program calls
+        /// ``PreferenceDiagnostics/bootstrap(_:)``).
+        public var diagnostics = PreferenceDiagnostics.shared
         /// Where tests interrupt the store (none in an app).
         package var faults = SQLiteStoreFaults()
 
