@@ -460,6 +460,7 @@ func linkHolder() throws {
 
 /// The `standard-domain` mode (see the list at the top).
 func standardDomain() throws {
+    // standard-ok: run only by CLIStandardDomainTests, on Linux, with the test's own XDG_CONFIG_HOME.
     let prefs = Preferences.standard(domain: argument(1))
     let key = Preferences.Key<Int>(argument(2), default: 0)
     ChildWork.say("\(prefs[key])")
