@@ -129,7 +129,7 @@ private func read(_ invocation: Invocation) throws {
         // The value the program reads, as it reads it: locked by an administrator, else set,
         // else the system default, else the code's declared default; where it comes from goes
         // to stderr when it is not simply the stored value.
-        let layer = SystemLayer(domain: domain)
+        let layer = invocation.store.administratorLayer(domain)
         let administrator = layer.path ?? "managed preferences"
         if let problem = layer.problem { Output.error(problem) }
         if let locked = layer.lockedValue(forKey: key) {
@@ -157,7 +157,7 @@ private func readType(_ invocation: Invocation) throws {
     let (domain, key) = (invocation.argument(0), invocation.argument(1))
     // The declaration says what the program reads; for an undeclared key, the value in effect
     // (locked, set, or the system default) says the rest.
-    let layer = SystemLayer(domain: domain)
+    let layer = invocation.store.administratorLayer(domain)
     let name =
         try invocation.store.declarations(domain)[key]?.typeName
         ?? layer.lockedValue(forKey: key)?.typeName
@@ -186,7 +186,7 @@ private func write(_ invocation: Invocation) throws {
         return
     }
     let key = invocation.argument(1)
-    try checkNotLocked(key, domain: domain)
+    try checkNotLocked(key, domain: domain, in: invocation.store)
     let declarations = try invocation.store.declarations(domain)
     let given = Array(invocation.arguments.dropFirst(2))
     let action: WriteAction
@@ -236,7 +236,7 @@ private func delete(_ invocation: Invocation) throws {
 
 private func rename(_ invocation: Invocation) throws {
     let (domain, old, new) = (invocation.argument(0), invocation.argument(1), invocation.argument(2))
-    try checkNotLocked(new, domain: domain)
+    try checkNotLocked(new, domain: domain, in: invocation.store)
     let declarations = try invocation.store.declarations(domain)
     try transaction(in: try existing(domain, in: invocation)) { t in
         guard let value = t[old] else { throw CLIError.notFound(missingPair(domain, old)) }

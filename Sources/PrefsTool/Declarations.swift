@@ -43,8 +43,8 @@ extension Preferences.KeyDescription {
 
 /// Throws when an administrator locked `key` in `domain` (``SystemLayer``): the tool writes
 /// nothing the program would not read.
-func checkNotLocked(_ key: String, domain: String) throws {
-    let layer = SystemLayer(domain: domain)
+func checkNotLocked(_ key: String, domain: String, in store: StoreChoice) throws {
+    let layer = store.administratorLayer(domain)
     guard layer.lockedValue(forKey: key) != nil else { return }
     throw CLIError.locked(
         "\(key) in \(domain) is locked by an administrator (\(layer.path ?? "managed preferences")); nothing was written"
@@ -71,7 +71,7 @@ func describe(_ invocation: Invocation) throws {
     let declarations = try invocation.store.declarations(domain)
     // Not the library's records: `migrations` and `sync-status` show those.
     let values = ReservedKeys.withoutRecords(try invocation.store.existingStore(domain)?.snapshot() ?? [:])
-    let layer = SystemLayer(domain: domain)
+    let layer = invocation.store.administratorLayer(domain)
     // The program reports a system file it cannot use; the tool says so too, naming it.
     if let problem = layer.problem { Output.error(problem) }
     guard !declarations.isEmpty || !values.isEmpty || layer.path != nil else {

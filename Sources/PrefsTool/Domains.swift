@@ -90,6 +90,18 @@ enum StoreChoice: Sendable {
             + "prefs --store userdefaults read \(domain)"
     }
 
+    /// The administrator's layer of a domain, as a program that names the domain reads it
+    /// (`Preferences.standard(domain:)`): a `UserDefaults` domain's managed preferences on Apple
+    /// platforms; elsewhere, and for SQLite and PostgreSQL stores, the administrator's files.
+    func administratorLayer(_ domain: String) -> SystemLayer {
+        #if canImport(Darwin)
+            if case .userDefaults = self, let defaults = UserDefaults(suiteName: domain) {
+                return .managed(defaults)
+            }
+        #endif
+        return SystemLayer(domain: domain)
+    }
+
     /// The store of a domain, created when it does not exist.
     func store(_ domain: String) throws -> any PreferenceStore {
         switch self {
