@@ -122,8 +122,13 @@ package final class Checkpointer: Sendable {
                 // expiry call (which waits for this checkpoint) returns at once.
                 connection.setBusyTimeout(milliseconds: 0)
                 defer { connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds) }
-                try connection.retryingWhileBusy(timeout: timeout, givingUpWhen: { expiry.isExpired }) {
-                    try connection.run("BEGIN IMMEDIATE")
+                do {
+                    try connection.retryingWhileBusy(timeout: timeout, givingUpWhen: { expiry.isExpired }) {
+                        try connection.run("BEGIN IMMEDIATE")
+                    }
+                } catch  where expiry.isExpired {
+                    throw StoreError(
+                        path: path, kind: .expired, detail: "while waiting for SQLite's write lock")
                 }
             }
             let moved: UInt64

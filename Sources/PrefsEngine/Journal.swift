@@ -332,6 +332,15 @@ package final class Journal: @unchecked Sendable {
     /// when the file cannot grow to hold it, with nothing written.
     func append(_ record: SealedRecord, locked: LockHeld) throws -> Int {
         let start = writeOffset
+        // A damaged header's end of records (clamped, so never negative) is checked before any
+        // arithmetic: past the reservation it would overflow on a watch; the next holder repairs.
+        guard start >= Layout.headerSize, start <= Layout.reservation else {
+            checkOnNextLock()
+            throw error(
+                .corrupt,
+                "the journal \(path) says its records end at \(start), outside it; it is repaired at the next write"
+            )
+        }
         let end = start + record.count
         if end > fileSize { try grow(toHold: end) }
         let writing = word32(Layout.writingOffset)

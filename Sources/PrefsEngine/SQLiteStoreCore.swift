@@ -126,7 +126,10 @@ package final class SQLiteStoreCore: Sendable {
                 system: options.faults.expiringActivity
             ) { expiry in
                 do {
-                    if !expiry.isExpired { try checkpointer.checkpoint(waitingAtMost: wait) }
+                    // With the expiry: its waits are the checkpoint's own, bounded by `wait` and
+                    // ended by the system asking for the time back (SQLite's busy handler alone
+                    // would wait the whole lock timeout).
+                    if !expiry.isExpired { try checkpointer.checkpoint(waitingAtMost: wait, expiry: expiry) }
                 } catch {
                     journal.report("could not move the journal into SQLite while closing: \(error)")
                 }

@@ -90,6 +90,12 @@ final class StoreCache: Sendable {
             let base = journal.baseSequence
             let end = journal.writeOffset
             guard cache.position.sequence >= base else { return .behind }
+            // A damaged end of records (outside the journal) is neither copied nor trusted: the
+            // next holder of the lock repairs it, and this read goes to SQLite meanwhile.
+            guard end >= Journal.Layout.headerSize, end <= Journal.Layout.reservation else {
+                journal.checkOnNextLock()
+                return .behind
+            }
             // The records' bytes, copied in one go: checked only once the copy is done, so what
             // was read while records moved is thrown away (a record at a time, each copied and
             // decoded into objects, cost five times as much as reading in place).

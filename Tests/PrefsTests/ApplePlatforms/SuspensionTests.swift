@@ -116,6 +116,30 @@ import Testing
         #expect(store.value(forKey: "k299") != nil)
     }
 
+    /// A store released while another connection holds SQLite's write lock lets go within its
+    /// brief wait (it waited SQLite's own busy handler, the whole 10 s lock timeout, holding the
+    /// connection), and its records stay in the journal for the next store.
+    @Test func aStoreReleasedWhileSQLiteIsLockedLetsGoAtOnce() throws {
+        let path = TestFiles.uniquePath("release-while-locked")
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.string("kept"), forKey: "last")
+        }
+        let other = try SQLiteConnection(path: path)
+        try other.execute("BEGIN IMMEDIATE")
+        let started = ContinuousClock.now
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.string("kept too"), forKey: "later")
+        }
+        let released = ContinuousClock.now - started
+        try other.execute("ROLLBACK")
+        #expect(released < .seconds(3), "releasing the store took \(released)")
+        let reopened = try SQLiteStore(path: path)
+        #expect(reopened.value(forKey: "last") == .string("kept"))
+        #expect(reopened.value(forKey: "later") == .string("kept too"))
+    }
+
     /// Background work that opens SQLite runs inside the system's background time.
     ///
     /// As checkpoints do: the watch catching up with records another store moved into SQLite before this one
