@@ -23,7 +23,7 @@ extension Preferences {
         } catch {
             let cause = error as? PreferenceError ?? .typeMismatch(expected: "\(Value.self)", found: found)
             throw PreferenceError(cause.kind, "\(cause.message) (\(source))", underlying: cause.underlying)
-                .naming(key: key.name, store: store.description)
+                .naming(readOf: key.name, store: store.description)
         }
     }
 
@@ -46,7 +46,7 @@ extension Preferences {
             .invalidSettings,
             "\(problems.count) of \(keys.count) keys hold a value this program cannot read: \(each)"
         )
-        .naming(key: problems.compactMap(\.key).joined(separator: ", "), store: store.description)
+        .naming(readOf: problems.compactMap(\.key).joined(separator: ", "), store: store.description)
     }
 
     /// Checks every key's value in effect (the variadic form of the array one).

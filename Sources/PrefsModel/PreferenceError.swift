@@ -69,6 +69,9 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     public internal(set) var store: String?
     /// The error behind this one: the migration step's, or the value's own coding error.
     public let underlying: (any Error)?
+    /// Whether a read raised it (a strict read, a check of the keys), so it says "reading",
+    /// not "cannot store".
+    package var raisedByRead = false
 
     /// An error of `kind` saying `message`; a value's `deserialize` throws one when the stored
     /// value does not fit.
@@ -91,6 +94,7 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// ```
     public var description: String {
         switch (key, store) {
+        case (let key?, let store?) where raisedByRead: "reading \"\(key)\" in \(store): \(message)"
         case (let key?, let store?): "cannot store \"\(key)\" in \(store): \(message)"
         case (let key?, nil): "\"\(key)\": \(message)"
         case (nil, let store?): "\(store): \(message)"
@@ -136,6 +140,13 @@ extension PreferenceError {
         var named = self
         named.key = key
         named.store = store
+        return named
+    }
+
+    /// This error, naming the key and store of the read that raised it.
+    package func naming(readOf key: String?, store: String) -> PreferenceError {
+        var named = naming(key: key, store: store)
+        named.raisedByRead = true
         return named
     }
 }

@@ -132,18 +132,25 @@ private func read(_ invocation: Invocation) throws {
         let layer = invocation.store.administratorLayer(domain)
         let administrator = layer.path ?? "managed preferences"
         if let problem = layer.problem { Output.error(problem) }
+        let declared = try invocation.store.declarations(domain)[key]
+        // A value the declaration says the program cannot read: it reads its default instead.
+        func unreadable(_ found: PropertyListValue) -> String? {
+            guard let declared, let problem = declared.problem(with: found) else { return nil }
+            let fallback = declared.defaultValue.map { ", \(PlistText.oldStyle($0))" } ?? ""
+            return "the program cannot read it and reads its default\(fallback) instead: \(problem)"
+        }
         if let locked = layer.lockedValue(forKey: key) {
             Output.error(
-                "\(key) is locked by an administrator (\(administrator)); the program reads this value")
+                "\(key) is locked by an administrator (\(administrator)); "
+                    + (unreadable(locked) ?? "the program reads this value"))
             invocation.printValue(locked)
         } else if let stored = try? value(key, domain: domain, in: invocation) {
+            if let problem = unreadable(stored) { Output.error("\(key) is set, but \(problem)") }
             invocation.printValue(stored)
         } else if let fallback = layer.defaultValue(forKey: key) {
             Output.error("\(key) is not set; the program reads the system default from \(administrator)")
             invocation.printValue(fallback)
-        } else if let declared = try invocation.store.declarations(domain)[key],
-            let fallback = declared.defaultValue
-        {
+        } else if let declared, let fallback = declared.defaultValue {
             // Never set: what the program reads is its default.
             Output.error("\(key) is not set; the program reads its default")
             invocation.printValue(fallback)

@@ -16,6 +16,17 @@
             let published = try cli.run("publish-keys", path, program: "PrefsTestHelper")
             #expect(published.status == 0, "\(published.stderr)")
 
+            // A value the program cannot read, written with --force: `read` says so, with what the
+            // program reads instead (it printed the value as if the program read it).
+            #expect(
+                try cli.run("--force", "write", "com.example.app", "volume", "-string", "loud").status == 0)
+            let unreadable = try cli.run("read", "com.example.app", "volume")
+            #expect(unreadable.stdout == "loud")
+            #expect(
+                unreadable.stderr.contains("the program cannot read it and reads its default, 0.5 instead"),
+                "\(unreadable.stderr)")
+            #expect(try cli.run("delete", "com.example.app", "volume").status == 0)
+
             // A declared key never set reads as its default, said on stderr.
             let read = try cli.run("read", "com.example.app", "volume")
             #expect(read.status == 0 && read.stdout == "0.5", "\(read.stderr)")

@@ -115,6 +115,9 @@ import Testing
             let lines = output.stdout.split(separator: "\n").map(String.init)
             #expect(
                 lines.contains { $0.hasPrefix("diag:") && $0.contains("moved it to") }, "\(output.stdout)")
+            // The damaged file's notice names its path once (it said "PATH: PATH: not a …").
+            let moved = lines.first { $0.contains("moved it to") } ?? ""
+            #expect(moved.components(separatedBy: path + ":").count == 2, "\(moved)")
             #expect(lines.contains { $0.hasPrefix("diag:") && $0.contains("\"volume\"") }, "\(output.stdout)")
             #expect(!output.stderr.contains("prefs:"), "nothing on standard error: \(output.stderr)")
             #expect(!output.stdout.contains("Error Domain="), "no dump of Foundation's error")

@@ -26,6 +26,7 @@ import Testing
             guard let error = error as? PreferenceError, error.kind == .typeMismatch else { return false }
             return error.key == "count" && error.message.contains("stored in")
                 && error.description.contains("twelve")
+                && error.description.hasPrefix("reading \"count\"")  // not "cannot store"
         }
         try prefs.store.setValue(.integer(42), forKey: "level")
         #expect(throws: PreferenceError.self) { try prefs.value(for: Self.level) }

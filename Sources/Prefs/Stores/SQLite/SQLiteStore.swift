@@ -73,7 +73,13 @@ public final class SQLiteStore: PreferenceStore {
             look: { [weak core] in core?.lookForChanges() ?? false })
         if let recovery {
             options.diagnostics.report(
-                PreferenceIssue(key: "", store: path, kind: .storeNotice("\(recovery)")))
+                // The issue names the store: the notice says the rest (the path once).
+                PreferenceIssue(
+                    key: "", store: path,
+                    kind: .storeNotice(
+                        "\(recovery.error.message); moved it to \(recovery.movedTo) and started an empty store"
+                    ))
+            )
         }
     }
 
