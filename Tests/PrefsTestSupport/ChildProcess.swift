@@ -195,9 +195,16 @@ import Foundation
             reading.enter()
             let handle = pipe.fileHandleForReading
             Thread.detachNewThread { [self] in
+                // read(2) itself, again on EINTR: FileHandle.availableData stops the whole test
+                // process with a fatal error when a signal interrupts it (a child stopped or
+                // continued sends this process SIGCHLD, which any thread may take).
+                let descriptor = handle.fileDescriptor
+                var buffer = [UInt8](repeating: 0, count: 64 * 1024)
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    let chunk = Data(buffer[0..<count])
                     lock.withLock {
                         if isStandardOutput { stdoutData.append(chunk) } else { stderrData.append(chunk) }
                     }
