@@ -51,8 +51,10 @@
             defer { second.killIfRunning() }
 
             // Over three leases the holder renews its lease and writes every 100 ms; the second
-            // process never takes the link, and the holder is seen holding a lock at most in
-            // passing (a renewal or a write holds one for microseconds; before, always).
+            // process never takes the link, and the holder is seen holding a lock only in passing
+            // (a renewal or a write holds one for microseconds, longer when the machine does not
+            // schedule the holder: 4 of 180 samples in a full run beside a CI run; with a lock
+            // held for the life of the process, every sample).
             var samplesWithALock = 0
             var seen: [String] = []
             for _ in 0..<(3 * Self.leaseMilliseconds / 25) {
@@ -63,7 +65,8 @@
                 }
                 usleep(25_000)
             }
-            #expect(samplesWithALock <= 3, "locks held between syncs: \(seen)")
+            let samples = 3 * Self.leaseMilliseconds / 25
+            #expect(samplesWithALock <= samples / 5, "locks held between syncs: \(seen)")
             #expect(!second.currentStdout.contains("link"), "one link while its holder renews")
 
             // Suspended (as the system suspends an app): the lease runs out, the other takes over.
