@@ -38,13 +38,14 @@ final class SyncLink: Sendable {
     /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
     private let now: @Sendable () -> UInt64
 
-    /// The link of the store at `path`'s file; `nil` when the file cannot be opened (the store
-    /// then talks to the remote from this process, as a store no other process shares would).
+    /// The link of the store at `path`'s file; `nil` when the file cannot be opened, or is a
+    /// symbolic link, never followed (the store then talks to the remote from this process, as a
+    /// store no other process shares would).
     init?(
         path: String, lease: Duration = SyncLink.defaultLease,
         now: @escaping @Sendable () -> UInt64 = SyncLink.wallClock
     ) {
-        descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { return nil }
         self.lease = lease
         self.now = now
@@ -111,7 +112,7 @@ final class SyncLink: Sendable {
     /// Whether a live lease is held on the store whose link file is `path`, and by which process
     /// (for another process: the `prefs` tool).
     static func holder(path: String, lease: Duration = defaultLease) -> Int32? {
-        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC, 0)
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0)
         guard descriptor >= 0 else { return nil }  // never made: never held
         defer { SystemCall.close(descriptor) }
         // Read-only is enough for flock: a tool that may not write the folder still asks.

@@ -87,6 +87,18 @@
             #expect(SyncLink.holder(path: path + ".sync-link") == second.process.processIdentifier)
         }
 
+        /// A symbolic link at the link file's path is never followed (nor its target written).
+        @Test func aSymbolicLinkAtTheLinkFileIsNotFollowed() throws {
+            let folder = ScratchFolder.make("lease")
+            let target = folder.appendingPathComponent("target").path
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: target))
+            let path = folder.appendingPathComponent("shared.sqlite").path
+            try FileManager.default.createSymbolicLink(atPath: path + ".sync-link", withDestinationPath: target)
+            #expect(SyncLink(path: path + ".sync-link") == nil)
+            #expect(SyncLink.holder(path: path + ".sync-link") == nil)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("keep".utf8))
+        }
+
         /// A holder that ends gives the lease back: the other need not wait for it to run out.
         @Test func aHolderThatEndsGivesTheLeaseBack() throws {
             let path = ScratchFolder.make("lease").appendingPathComponent("shared.sqlite").path
