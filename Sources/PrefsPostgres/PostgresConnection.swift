@@ -30,8 +30,10 @@ import PrefsSupport
         /// TCP, keepalives included.
         static let quietBeforeCheck: Duration = .seconds(10)
 
-        /// Bounds the server keeps on Prefs' own sessions, set at connect unless the operator set
-        /// them for the role or database (or in the connection's `options`):
+        /// Bounds the server keeps on Prefs' own sessions.
+        ///
+        /// Each is set at connect unless the operator set it for the role or database (or in
+        /// the connection's `options`):
         ///
         /// - `idle_in_transaction_session_timeout`: a session whose client went silent inside a
         ///   transaction is ended, and its locks freed, after 5 s;
@@ -39,10 +41,13 @@ import PrefsSupport
         /// - `statement_timeout`: no statement runs longer than 8 s (below ``callBound``, so the
         ///   server's own error comes first).
         static let sessionBounds = [
-            ("idle_in_transaction_session_timeout", "5s"), ("lock_timeout", "5s"), ("statement_timeout", "8s"),
+            ("idle_in_transaction_session_timeout", "5s"), ("lock_timeout", "5s"),
+            ("statement_timeout", "8s"),
         ]
 
-        /// TCP settings given to libpq unless the connection string gives its own: keepalives
+        /// TCP settings given to libpq unless the connection string gives its own.
+        ///
+        /// Keepalives
         /// after 5 s of silence, every 2 s, 3 unanswered end the connection (about 11 s); data
         /// unacknowledged for 10 s ends it too (`tcp_user_timeout`). libpq ignores them on Unix
         /// sockets.
@@ -239,13 +244,15 @@ import PrefsSupport
         /// wait is a `poll()` with what remains of the deadline.
         private func execute(_ send: (OpaquePointer) -> Int32) throws -> OpaquePointer? {
             guard !abandoned else {
-                throw Failure(message: "the connection was ended after a call timed out", connectionLost: true)
+                throw Failure(
+                    message: "the connection was ended after a call timed out", connectionLost: true)
             }
             let deadline = ContinuousClock.now + Self.callBound
             func lost() -> Failure {
                 Failure(
                     message: redact(
-                        String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)),
+                        String(cString: PQerrorMessage(handle)).trimmingCharacters(
+                            in: .whitespacesAndNewlines)),
                     connectionLost: !isConnected)
             }
             func waitOrAbandon(_ events: Int16) throws {
@@ -292,7 +299,8 @@ import PrefsSupport
         }
 
         /// Waits until `socket` is ready for `events`, or `deadline` passed (then answers false).
-        static func wait(for events: Int16, on socket: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        static func wait(for events: Int16, on socket: Int32, until deadline: ContinuousClock.Instant) -> Bool
+        {
             guard socket >= 0 else { return true }  // libpq reports the failure itself
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             while true {

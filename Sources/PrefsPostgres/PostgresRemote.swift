@@ -38,6 +38,9 @@ import PrefsSupport
             var connection: PostgresConnection?
             /// Whether `connection` has run `LISTEN` (a new connection has not).
             var listening = false
+            /// When a call last went unanswered past its deadline: a caller that waited for the
+            /// lock meanwhile fails at once rather than wait as long again to connect.
+            var lastTimeout: ContinuousClock.Instant?
         }
 
         /// The namespace the replicas share.
@@ -189,9 +192,12 @@ import PrefsSupport
                     "(\(ordinal + 1), \(try connection.literal(entry.key)), \(value)::bytea, \(Int64(clamping: entry.stamp.wallMilliseconds))::bigint, \(entry.stamp.counter)::bigint, \(try connection.literal(entry.stamp.replica)))"
             }
             // A field of the notification: its length in bytes of UTF-8, a colon, itself.
-            func field(_ text: String) -> String { "octet_length(convert_to(\(text), 'UTF8'))::text || ':' || \(text)" }
+            func field(_ text: String) -> String {
+                "octet_length(convert_to(\(text), 'UTF8'))::text || ':' || \(text)"
+            }
             let entryFields = [
-                "p.key", "coalesce(encode(w.value, 'hex'), '-')", "w.wall::text", "w.counter::text", "w.replica",
+                "p.key", "coalesce(encode(w.value, 'hex'), '-')", "w.wall::text", "w.counter::text",
+                "w.replica",
             ].map(field).joined(separator: " || ")
             let head =
                 "\(field(namespace)) || \(field("(SELECT seq FROM previous)::text")) || \(field("max(w.seq)::text"))"
@@ -360,11 +366,12 @@ import PrefsSupport
         private func withConnection<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
             var heardPushes = false
             defer { if heardPushes { announce() } }  // after the lock, with no lock held
+            let entered = ContinuousClock.now
             return try link.withLock { link in
                 var reused = link.connection != nil
                 while true {
                     do {
-                        let connection = try connected(&link)
+                        let connection = try connected(&link, since: entered)
                         defer {
                             // Notifications that came with the results.
                             let payloads = ((try? connection.receivedNotifications(consuming: false)) ?? [])
@@ -381,7 +388,7 @@ import PrefsSupport
                             || ["08", "57"].contains(failure.sqlState?.prefix(2) ?? "")
                         // Only a lost connection is replaced (a statement the server refuses
                         // would otherwise cost a new connection each time, and its listening).
-                        if lost { drop(&link) }
+                        if lost { drop(&link, after: failure) }
                         // A call that timed out is not tried again: the bound is the caller's.
                         if reused && !failure.timedOut {
                             reused = false
@@ -396,8 +403,19 @@ import PrefsSupport
         }
 
         /// The link's connection, made (with the table) when there is none.
-        fileprivate func connected(_ link: inout Link) throws -> PostgresConnection {
+        ///
+        /// Not when a call timed out after `since` (the caller waited for the link meanwhile): the
+        /// server did not answer then, and the caller has waited for it long enough.
+        fileprivate func connected(_ link: inout Link, since: ContinuousClock.Instant) throws
+            -> PostgresConnection
+        {
             if let connection = link.connection { return connection }
+            if let timedOut = link.lastTimeout, timedOut > since {
+                throw PostgresConnection.Failure(
+                    message:
+                        "the server did not answer within \(PostgresConnection.callBound.components.seconds) s",
+                    connectionLost: true, timedOut: true)
+            }
             let fresh = try PostgresConnection(url: url, redact: secrets.redact)
             try SyncSchema.prepare(fresh)
             link.connection = fresh
@@ -406,7 +424,8 @@ import PrefsSupport
         }
 
         /// Ends the link's connection: what it would have heard until the next is not heard.
-        fileprivate func drop(_ link: inout Link) {
+        fileprivate func drop(_ link: inout Link, after error: any Error) {
+            if (error as? PostgresConnection.Failure)?.timedOut == true { link.lastTimeout = .now }
             link.connection = nil
             link.listening = false
             heard.withLock { $0.forget() }
@@ -491,9 +510,10 @@ import PrefsSupport
             while stopped.load() == 0 {
                 // Listening on the connection (made when there is none), under the lock.
                 var announce = false
+                let entered = ContinuousClock.now
                 let listening = remote.link.withLock { link -> (ObjectIdentifier, Int32)? in
                     do {
-                        let connection = try remote.connected(&link)
+                        let connection = try remote.connected(&link, since: entered)
                         if !link.listening {
                             try connection.run("LISTEN \(PostgresRemote.channel)")
                             link.listening = true
@@ -507,7 +527,7 @@ import PrefsSupport
                         }
                         return (ObjectIdentifier(connection), connection.socket)
                     } catch {
-                        remote.drop(&link)
+                        remote.drop(&link, after: error)
                         return nil
                     }
                 }
@@ -541,7 +561,7 @@ import PrefsSupport
                         return remote.hear(
                             try connection.receivedNotifications(consuming: true).map(\.payload))
                     } catch {
-                        remote.drop(&link)
+                        remote.drop(&link, after: error)
                         return false
                     }
                 }
@@ -549,6 +569,8 @@ import PrefsSupport
             }
         }
     }
+
+    extension PostgresRemote: SyncRemoteWithoutAccounts {}
 
     extension PostgresRemote: SyncRemoteHearingPushes {
         /// From what the listener heard, when the pushes since `cursor` all reached it: no query

@@ -11,9 +11,10 @@
     enum Schema {
         static let version = 2
 
-        /// Looks without a lock whether the tables are there at this version (they are, but for
-        /// the first connection to a database or after an upgrade of Prefs); makes or upgrades
-        /// them otherwise, in one message whose transaction holds an advisory lock (concurrent
+        /// Makes or upgrades the tables when they are not there at this version.
+        ///
+        /// It looks without a lock first (they are there, but for the first connection to a
+        /// database or after an upgrade of Prefs); makes or upgrades them otherwise, in one message whose transaction holds an advisory lock (concurrent
         /// `CREATE … IF NOT EXISTS` can still collide). The server runs that message whole once it
         /// has it: a host that dies while preparing holds nothing another connection waits on.
         static func prepare(_ connection: PostgresConnection) throws {
@@ -26,8 +27,10 @@
             // (A statement naming a table that is missing fails when parsed: two statements.)
             var stored =
                 firstCell(present) == Data("t".utf8)
-                ? firstCell(try connection.runScript("SELECT value FROM prefs_meta WHERE name = 'schema_version'"))
-                    .flatMap { Int(String(decoding: $0, as: UTF8.self)) } : nil
+                ? firstCell(
+                    try connection.runScript("SELECT value FROM prefs_meta WHERE name = 'schema_version'")
+                )
+                .flatMap { Int(String(decoding: $0, as: UTF8.self)) } : nil
             if stored.map({ $0 < version }) ?? true {
                 // From version 1: removals were deleted rows and rows had no sequence number.
                 let found = try connection.runScript(

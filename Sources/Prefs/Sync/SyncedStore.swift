@@ -121,8 +121,9 @@ public final class SyncedStore: PreferenceStore {
             return name
         }
         guard automatically else {
-            // Only told to sync, but an account change must still be heard.
-            observeRemote()
+            // Only told to sync, but an account change must still be heard (a remote without
+            // accounts is not observed: no listening).
+            if !(remote is any SyncRemoteWithoutAccounts) { observeRemote() }
             return
         }
         guard let link, !link.tryToHold() else {
