@@ -179,6 +179,7 @@ import PrefsSupport
             var connection: PostgresConnection?
             var listening: Set<String> = []
             var backoff: Duration = .milliseconds(50)
+            var quietSince = ContinuousClock.now
             while !membership.withLock({ $0.stopped }) {
                 // One look at the membership: the channels to listen to and the stores to load
                 // come from the same moment, so a store is read once, after its channel is
@@ -225,8 +226,16 @@ import PrefsSupport
                         }
                     }
                     backoff = .milliseconds(50)
+                    if reconnected { quietSince = .now }
+                    // A connection silent for long may be dead without TCP knowing (a peer that
+                    // holds packets): a statement, bounded, tells.
+                    if ContinuousClock.now - quietSince >= PostgresConnection.quietBeforeCheck {
+                        try live.run("SELECT 1")
+                        quietSince = .now
+                    }
                     let notifications = try live.notifications(
                         waitingUpTo: .milliseconds(500), wake: wakePipe.read)
+                    if !notifications.isEmpty { quietSince = .now }
                     drainWakePipe()
                     try deliver(notifications, using: live)
                 } catch {

@@ -10,9 +10,17 @@ import PrefsSupport
     ///
     /// The server keeps, for each key, the entry with the highest stamp: a push of a lower one
     /// is refused in the statement that would write it (its `WHERE` compares stamps), and
-    /// answered with the one held. Pushes to a namespace take its advisory lock and number their
-    /// rows from one sequence under it, so the numbers grow in commit order and a pull after a
-    /// number misses nothing. A push notifies the `prefs_sync` channel; ``observe(_:)`` listens.
+    /// answered with the one held. A push is one message that the server runs whole, without
+    /// waiting for the client: inside it, and only there, it takes the namespace's advisory
+    /// lock and numbers its rows from one sequence, so the numbers grow in commit order and a
+    /// pull after a number misses nothing, while a host cut off mid-push holds nothing. A push
+    /// notifies the `prefs_sync` channel; ``observe(_:)`` listens.
+    ///
+    /// Every call is answered within 10 seconds or fails with `.connectionLost` (the connection
+    /// is then ended, and the next call makes a new one); the server ends a session of this
+    /// remote that sits in a transaction for 5 seconds, and no statement of it waits for a lock
+    /// more than 5 seconds (unless the role or database sets its own bounds). The listening
+    /// connection is checked with a statement after 10 silent seconds.
     ///
     /// Offline first: creating a remote connects to nothing (a ``SyncedStore`` on an unreachable
     /// server starts, reads and writes); each push and pull connects when it must, and throws a
@@ -30,6 +38,9 @@ import PrefsSupport
             var connection: PostgresConnection?
             /// Whether `connection` has run `LISTEN` (a new connection has not).
             var listening = false
+            /// When a call last went unanswered past its deadline: a caller that waited for the
+            /// lock meanwhile fails at once rather than wait as long again to connect.
+            var lastTimeout: ContinuousClock.Instant?
         }
 
         /// The namespace the replicas share.
@@ -74,60 +85,161 @@ import PrefsSupport
 
         /// Writes each entry whose stamp is above the one held for its key; returns the held
         /// entries of the others.
+        ///
+        /// Each push is one message to the server (see ``pushScript(_:on:)``), up to
+        /// ``entriesPerPush`` entries each: the server decides every key by its stamp, numbers
+        /// what it wrote and commits without waiting for this process, so a host cut off in the
+        /// middle of a push holds nothing the others wait for.
         public func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
-            try withConnection { connection in
-                try connection.inTransaction {
-                    try connection.run(
-                        "SELECT pg_advisory_xact_lock(hashtext($1))", [.text("prefs_sync:" + namespace)],
-                        prepared: true)
-                    // Where the namespace stands: the listeners link this push to the one before.
-                    let previous =
-                        firstCell(
-                            try connection.run(
-                                "SELECT coalesce(max(seq), 0)::bigint FROM prefs_sync WHERE namespace = $1",
-                                [.text(namespace)], prepared: true)
-                        ).flatMap(int64) ?? 0
-                    var refused: [SyncEntry] = []
-                    var written: [SyncEntry] = []
-                    var last = previous
-                    for entry in entries {
-                        let rows: [[Data?]]
+            // One entry per key, byte by byte as the server compares keys: the highest stamp (a
+            // lower one would be refused in its favour).
+            var byKey: [[UInt8]: SyncEntry] = [:]
+            var order: [[UInt8]] = []
+            var shadowed: [SyncEntry] = []
+            for entry in entries {
+                let key = Array(entry.key.utf8)
+                guard let other = byKey[key] else {
+                    byKey[key] = entry
+                    order.append(key)
+                    continue
+                }
+                shadowed.append(other.stamp < entry.stamp ? other : entry)
+                if entry.stamp > other.stamp { byKey[key] = entry }
+            }
+            let unique = order.compactMap { byKey[$0] }
+            var refused: [SyncEntry] = []
+            var untaken: [String] = []
+            var failure: StoreError?
+            for start in stride(from: 0, to: unique.count, by: Self.entriesPerPush) {
+                let part = Array(unique[start..<min(start + Self.entriesPerPush, unique.count)])
+                do {
+                    refused += try pushOnce(part)
+                } catch let error as StoreError where error.kind == .tooLarge && part.count > 1 {
+                    // Which entry the server could not take is not said: each alone.
+                    for entry in part {
                         do {
-                            rows = try connection.run(
-                                Self.upsert,
-                                [
-                                    .text(namespace), .text(entry.key),
-                                    entry.value.map { .bytes($0.storedEncoding()) } ?? .null,
-                                    .int64(Int64(clamping: entry.stamp.wallMilliseconds)),
-                                    .int64(Int64(entry.stamp.counter)), .text(entry.stamp.replica),
-                                ], prepared: true)
-                        } catch let failure as PostgresConnection.Failure
-                            where failure.tooLarge || failure.sqlState?.hasPrefix("54") == true
-                        {
-                            // Too large for the server (class 54, program limit exceeded): the
-                            // transaction is rolled back, and the store sends the others again.
-                            throw StoreError(
-                                kind: .tooLarge, store: description, message: failure.message,
-                                keys: [entry.key])
-                        }
-                        if let seq = firstCell(rows).flatMap(int64) {
-                            written.append(entry)
-                            last = max(last, seq)
-                        } else if let held = try held(entry.key, on: connection), held.stamp > entry.stamp {
-                            refused.append(held)
+                            refused += try pushOnce([entry])
+                        } catch let error as StoreError where error.kind == .tooLarge {
+                            untaken.append(entry.key)
+                            failure = error
                         }
                     }
-                    guard !written.isEmpty else { return refused }
-                    // Delivered at the commit, to every listener of the channel: what was
-                    // written, when it fits, so that no listener need ask.
-                    let push = SyncPush(
-                        namespace: namespace, previous: previous, last: last, entries: written)
-                    try connection.run(
-                        "SELECT pg_notify($1, $2)", [.text(Self.channel), .text(push.payload)],
-                        prepared: true)
-                    return refused
                 }
             }
+            if let failure {
+                throw StoreError(kind: .tooLarge, store: description, message: failure.message, keys: untaken)
+            }
+            for entry in shadowed {
+                if let winner = byKey[Array(entry.key.utf8)], winner.stamp > entry.stamp,
+                    !refused.contains(where: { Array($0.key.utf8) == Array(entry.key.utf8) })
+                {
+                    refused.append(winner)
+                }
+            }
+            return refused
+        }
+
+        /// The most entries one push message carries (larger pushes are sent in parts, each a
+        /// push of its own): its answer stays a few kilobytes, which the server sends at once.
+        static let entriesPerPush = 500
+
+        /// Pushes `entries` (one per key) in one message; returns the held entries of those refused.
+        private func pushOnce(_ entries: [SyncEntry]) throws -> [SyncEntry] {
+            let refusedKeys = try withConnection { connection -> [String] in
+                let rows: [[Data?]]
+                do {
+                    rows = try connection.runScript(try pushScript(entries, on: connection))
+                } catch let failure as PostgresConnection.Failure
+                    where failure.tooLarge || failure.sqlState?.hasPrefix("54") == true
+                {
+                    // Too large for the server (class 54, program limit exceeded): the
+                    // transaction is rolled back, and the store sends the others again.
+                    throw StoreError(
+                        kind: .tooLarge, store: description, message: failure.message,
+                        keys: entries.map(\.key))
+                }
+                let refused = rows.first?[0].map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return refused.split(separator: ",").compactMap { Int($0) }.compactMap { ordinal in
+                    entries.indices.contains(ordinal - 1) ? entries[ordinal - 1].key : nil
+                }
+            }
+            guard !refusedKeys.isEmpty else { return [] }
+            // The entries held now (refused ones were held above, and stamps only rise), read
+            // after the push's transaction.
+            return try withConnection { connection in
+                try refusedKeys.compactMap { try held($0, on: connection) }
+            }
+        }
+
+        /// The message of one push: one transaction, run by the server without waiting for the
+        /// client once it has the message.
+        ///
+        /// It takes the namespace's advisory lock (the one every Prefs release's pushes take),
+        /// then, in a statement whose snapshot is taken after the lock (so it sees every push
+        /// before), decides each entry by its stamp, writes the winners with numbers from the
+        /// `prefs_sync_seq` sequence, and notifies the `prefs_sync` channel with what it wrote
+        /// and the number the namespace stood at before. The lock is held from that point to the
+        /// commit, within this one message: numbers are given in commit order, so a pull after a
+        /// number misses nothing, and no client can hold the lock while the server waits for it
+        /// (the one thing the server waits for is the message itself, before it takes anything).
+        ///
+        /// Answers one row: the ordinals (from 1) of the entries refused, separated by commas.
+        func pushScript(_ entries: [SyncEntry], on connection: PostgresConnection) throws -> String {
+            let namespace = try connection.literal(namespace)
+            let rows = try entries.enumerated().map { ordinal, entry in
+                let value = entry.value.map { "decode('\(Self.hex($0.storedEncoding()))', 'hex')" } ?? "NULL"
+                return
+                    "(\(ordinal + 1), \(try connection.literal(entry.key)), \(value)::bytea, \(Int64(clamping: entry.stamp.wallMilliseconds))::bigint, \(entry.stamp.counter)::bigint, \(try connection.literal(entry.stamp.replica)))"
+            }
+            // A field of the notification: its length in bytes of UTF-8, a colon, itself.
+            func field(_ text: String) -> String {
+                "octet_length(convert_to(\(text), 'UTF8'))::text || ':' || \(text)"
+            }
+            let entryFields = [
+                "p.key", "coalesce(encode(w.value, 'hex'), '-')", "w.wall::text", "w.counter::text",
+                "w.replica",
+            ].map(field).joined(separator: " || ")
+            let head =
+                "\(field(namespace)) || \(field("(SELECT seq FROM previous)::text")) || \(field("max(w.seq)::text"))"
+            return """
+                SELECT pg_advisory_xact_lock(hashtext('prefs_sync:' || \(namespace)));
+                WITH pushed(ord, key, value, wall, counter, replica) AS (VALUES \(rows.joined(separator: ", "))),
+                previous AS (SELECT coalesce(max(seq), 0)::bigint AS seq FROM prefs_sync WHERE namespace = \(namespace)),
+                decided AS (
+                    SELECT p.*, (h.key IS NULL OR (h.wall, h.counter, h.replica) < (p.wall, p.counter, p.replica COLLATE "C")) AS wins,
+                        (h.key IS NOT NULL AND (h.wall, h.counter, h.replica) > (p.wall, p.counter, p.replica COLLATE "C")) AS loses
+                    FROM pushed p LEFT JOIN prefs_sync h ON h.namespace = \(namespace) AND h.key = p.key),
+                written AS (
+                    INSERT INTO prefs_sync(namespace, key, value, wall, counter, replica, seq)
+                    SELECT \(namespace), key, value, wall, counter, replica, nextval('prefs_sync_seq') FROM decided WHERE wins
+                    ON CONFLICT (namespace, key) DO UPDATE SET
+                        value = excluded.value, wall = excluded.wall, counter = excluded.counter,
+                        replica = excluded.replica, seq = excluded.seq
+                    WHERE (prefs_sync.wall, prefs_sync.counter, prefs_sync.replica)
+                        < (excluded.wall, excluded.counter, excluded.replica)
+                    RETURNING key, value, wall, counter, replica, seq),
+                told AS (
+                    SELECT max(w.seq) AS last, \(head) AS head,
+                        string_agg(\(entryFields), '' ORDER BY p.ord) AS body
+                    FROM written w JOIN pushed p ON p.key = w.key)
+                SELECT (SELECT string_agg(ord::text, ',' ORDER BY ord) FROM decided WHERE loses),
+                    CASE WHEN last IS NOT NULL THEN pg_notify('\(Self.channel)',
+                        CASE WHEN octet_length(convert_to(head || body, 'UTF8')) <= \(SyncPush.maximumPayloadBytes)
+                        THEN head || body ELSE head || '1:*' END) END
+                FROM told
+                """
+        }
+
+        /// Lowercase hexadecimal digits of `bytes`.
+        private static func hex(_ bytes: Data) -> String {
+            let digits = Array("0123456789abcdef".utf8)
+            var text: [UInt8] = []
+            text.reserveCapacity(bytes.count * 2)
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0xF)])
+            }
+            return String(decoding: text, as: UTF8.self)
         }
 
         /// The entries written after `cursor` (the number of the last row a pull saw), from the
@@ -246,17 +358,20 @@ import PrefsSupport
         ///
         /// A failure on a connection opened before drops it, and `body` runs once more on a new
         /// one (the server may have restarted meanwhile, which libpq does not always tell
-        /// from the statement's failure): a push that failed was rolled back, and a pull only
-        /// reads. A failure on a new connection is the call's: `.connectionLost` when the link
-        /// is gone, `.server` when the server refused the statement.
+        /// from the statement's failure): a push that failed was rolled back or is sent again
+        /// (each key decided by its stamp, a second time changes nothing), and a pull only
+        /// reads. A failure on a new connection, or a call the server did not answer within
+        /// `PostgresConnection.callBound`, is the call's: `.connectionLost` when the link is gone,
+        /// `.server` when the server refused the statement.
         private func withConnection<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
             var heardPushes = false
             defer { if heardPushes { announce() } }  // after the lock, with no lock held
+            let entered = ContinuousClock.now
             return try link.withLock { link in
                 var reused = link.connection != nil
                 while true {
                     do {
-                        let connection = try connected(&link)
+                        let connection = try connected(&link, since: entered)
                         defer {
                             // Notifications that came with the results.
                             let payloads = ((try? connection.receivedNotifications(consuming: false)) ?? [])
@@ -273,8 +388,9 @@ import PrefsSupport
                             || ["08", "57"].contains(failure.sqlState?.prefix(2) ?? "")
                         // Only a lost connection is replaced (a statement the server refuses
                         // would otherwise cost a new connection each time, and its listening).
-                        if lost { drop(&link) }
-                        if reused {
+                        if lost { drop(&link, after: failure) }
+                        // A call that timed out is not tried again: the bound is the caller's.
+                        if reused && !failure.timedOut {
                             reused = false
                             continue
                         }
@@ -287,8 +403,19 @@ import PrefsSupport
         }
 
         /// The link's connection, made (with the table) when there is none.
-        fileprivate func connected(_ link: inout Link) throws -> PostgresConnection {
+        ///
+        /// Not when a call timed out after `since` (the caller waited for the link meanwhile): the
+        /// server did not answer then, and the caller has waited for it long enough.
+        fileprivate func connected(_ link: inout Link, since: ContinuousClock.Instant) throws
+            -> PostgresConnection
+        {
             if let connection = link.connection { return connection }
+            if let timedOut = link.lastTimeout, timedOut > since {
+                throw PostgresConnection.Failure(
+                    message:
+                        "the server did not answer within \(PostgresConnection.callBound.components.seconds) s",
+                    connectionLost: true, timedOut: true)
+            }
             let fresh = try PostgresConnection(url: url, redact: secrets.redact)
             try SyncSchema.prepare(fresh)
             link.connection = fresh
@@ -297,43 +424,41 @@ import PrefsSupport
         }
 
         /// Ends the link's connection: what it would have heard until the next is not heard.
-        fileprivate func drop(_ link: inout Link) {
+        fileprivate func drop(_ link: inout Link, after error: any Error) {
+            if (error as? PostgresConnection.Failure)?.timedOut == true { link.lastTimeout = .now }
             link.connection = nil
             link.listening = false
             heard.withLock { $0.forget() }
         }
-
-        /// Writes an entry over the row held for its key only when its stamp is above the row's
-        /// (replicas compared by their bytes, as `SyncStamp` compares them); returns a row when
-        /// it wrote.
-        static let upsert = """
-            INSERT INTO prefs_sync(namespace, key, value, wall, counter, replica, seq)
-            VALUES ($1, $2, $3, $4, $5, $6, nextval('prefs_sync_seq'))
-            ON CONFLICT (namespace, key) DO UPDATE SET
-                value = excluded.value, wall = excluded.wall, counter = excluded.counter,
-                replica = excluded.replica, seq = excluded.seq
-            WHERE (prefs_sync.wall, prefs_sync.counter, prefs_sync.replica)
-                < (excluded.wall, excluded.counter, excluded.replica)
-            RETURNING seq
-            """
     }
 
-    /// The table of synced entries, made once per database (safely when several processes start
-    /// at once), beside `PostgresStore`'s tables.
+    /// The table of synced entries, made once per database, beside `PostgresStore`'s tables.
+    ///
+    /// A connection first looks, without any lock, whether the table, its sequence and its index
+    /// are there (they are, but for the very first connection to a database). Only when one is
+    /// missing does it make them, in one message of the simple query protocol whose transaction
+    /// holds an advisory lock (concurrent `CREATE … IF NOT EXISTS` can still collide): the server
+    /// runs it whole once it has it, so a host that dies or goes silent while sending it or
+    /// waiting for its answer holds nothing, and no connection ever waits on another host.
     enum SyncSchema {
         static func prepare(_ connection: PostgresConnection) throws {
-            try connection.preparingSchema(advisoryLock: 7_370_216) {
-                try connection.run(
-                    """
-                    CREATE TABLE IF NOT EXISTS prefs_sync (
-                        namespace TEXT NOT NULL, key TEXT NOT NULL, value BYTEA,
-                        wall BIGINT NOT NULL, counter BIGINT NOT NULL, replica TEXT COLLATE "C" NOT NULL,
-                        seq BIGINT NOT NULL, PRIMARY KEY (namespace, key))
-                    """)
-                try connection.run("CREATE SEQUENCE IF NOT EXISTS prefs_sync_seq")
-                try connection.run(
-                    "CREATE INDEX IF NOT EXISTS prefs_sync_by_seq ON prefs_sync(namespace, seq)")
-            }
+            let present = try connection.runScript(
+                """
+                SELECT to_regclass('prefs_sync') IS NOT NULL AND to_regclass('prefs_sync_seq') IS NOT NULL
+                    AND to_regclass('prefs_sync_by_seq') IS NOT NULL
+                """)
+            guard firstCell(present) != Data("t".utf8) else { return }
+            try connection.runScript(
+                """
+                SET client_min_messages = warning;
+                SELECT pg_advisory_xact_lock(7370216);
+                CREATE TABLE IF NOT EXISTS prefs_sync (
+                    namespace TEXT NOT NULL, key TEXT NOT NULL, value BYTEA,
+                    wall BIGINT NOT NULL, counter BIGINT NOT NULL, replica TEXT COLLATE "C" NOT NULL,
+                    seq BIGINT NOT NULL, PRIMARY KEY (namespace, key));
+                CREATE SEQUENCE IF NOT EXISTS prefs_sync_seq;
+                CREATE INDEX IF NOT EXISTS prefs_sync_by_seq ON prefs_sync(namespace, seq)
+                """)
         }
     }
 
@@ -379,12 +504,16 @@ import PrefsSupport
 
         private func listen() {
             var backoff: Duration = .milliseconds(50)
+            // Since when the listened connection has been silent, and which one it is.
+            var quietSince = ContinuousClock.now
+            var lastListened: ObjectIdentifier?
             while stopped.load() == 0 {
                 // Listening on the connection (made when there is none), under the lock.
                 var announce = false
+                let entered = ContinuousClock.now
                 let listening = remote.link.withLock { link -> (ObjectIdentifier, Int32)? in
                     do {
-                        let connection = try remote.connected(&link)
+                        let connection = try remote.connected(&link, since: entered)
                         if !link.listening {
                             try connection.run("LISTEN \(PostgresRemote.channel)")
                             link.listening = true
@@ -398,7 +527,7 @@ import PrefsSupport
                         }
                         return (ObjectIdentifier(connection), connection.socket)
                     } catch {
-                        remote.drop(&link)
+                        remote.drop(&link, after: error)
                         return nil
                     }
                 }
@@ -410,7 +539,10 @@ import PrefsSupport
                 }
                 backoff = .milliseconds(50)
                 // The wait, without the lock: statements run meanwhile.
-                PostgresConnection.waitForInput(on: socket, orWake: wakePipe.read, upTo: .seconds(1))
+                let readable = PostgresConnection.waitForInput(
+                    on: socket, orWake: wakePipe.read, upTo: .seconds(1))
+                if readable || listened != lastListened { quietSince = .now }
+                lastListened = listened
                 var bytes = [UInt8](repeating: 0, count: 16)
                 while SystemCall.read(wakePipe.read, &bytes, bytes.count) > 0 {}
                 guard stopped.load() == 0 else { break }
@@ -420,10 +552,16 @@ import PrefsSupport
                         return false
                     }
                     do {
+                        // A connection silent for long may be dead without TCP knowing (a peer
+                        // that holds packets): a statement, bounded, tells.
+                        if ContinuousClock.now - quietSince >= PostgresConnection.quietBeforeCheck {
+                            try connection.run("SELECT 1")
+                            quietSince = .now
+                        }
                         return remote.hear(
                             try connection.receivedNotifications(consuming: true).map(\.payload))
                     } catch {
-                        remote.drop(&link)
+                        remote.drop(&link, after: error)
                         return false
                     }
                 }
@@ -431,6 +569,8 @@ import PrefsSupport
             }
         }
     }
+
+    extension PostgresRemote: SyncRemoteWithoutAccounts {}
 
     extension PostgresRemote: SyncRemoteHearingPushes {
         /// From what the listener heard, when the pushes since `cursor` all reached it: no query

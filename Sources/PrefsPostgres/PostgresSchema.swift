@@ -2,7 +2,7 @@
     import Foundation
 
     /// Creates the table and upgrades it to this release's schema, once per database, safely when
-    /// several processes start at once.
+    /// several processes start at once, and without a lock when it is there already.
     ///
     /// Version 2 gives every row the sequence number of the write that made it (from one
     /// PostgreSQL sequence, taken under the namespace's lock, so it grows in commit order) and
@@ -11,45 +11,59 @@
     enum Schema {
         static let version = 2
 
+        /// Makes or upgrades the tables when they are not there at this version.
+        ///
+        /// It looks without a lock first (they are there, but for the first connection to a
+        /// database or after an upgrade of Prefs); makes or upgrades them otherwise, in one message whose transaction holds an advisory lock (concurrent
+        /// `CREATE … IF NOT EXISTS` can still collide). The server runs that message whole once it
+        /// has it: a host that dies while preparing holds nothing another connection waits on.
         static func prepare(_ connection: PostgresConnection) throws {
-            try connection.preparingSchema(advisoryLock: 7_370_215) {
-                try connection.run(
+            let present = try connection.runScript(
+                """
+                SELECT to_regclass('prefs_entries') IS NOT NULL AND to_regclass('prefs_meta') IS NOT NULL
+                    AND to_regclass('prefs_keys') IS NOT NULL AND to_regclass('prefs_seq') IS NOT NULL
+                    AND to_regclass('prefs_entries_seq') IS NOT NULL
+                """)
+            // (A statement naming a table that is missing fails when parsed: two statements.)
+            var stored =
+                firstCell(present) == Data("t".utf8)
+                ? firstCell(
+                    try connection.runScript("SELECT value FROM prefs_meta WHERE name = 'schema_version'")
+                )
+                .flatMap { Int(String(decoding: $0, as: UTF8.self)) } : nil
+            if stored.map({ $0 < version }) ?? true {
+                // From version 1: removals were deleted rows and rows had no sequence number.
+                let found = try connection.runScript(
                     """
+                    SET client_min_messages = warning;
+                    SELECT pg_advisory_xact_lock(7370215);
                     CREATE TABLE IF NOT EXISTS prefs_entries (
                         namespace TEXT NOT NULL, key TEXT NOT NULL, value BYTEA,
-                        seq BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (namespace, key))
-                    """)
-                try connection.run(
-                    "CREATE TABLE IF NOT EXISTS prefs_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                // Key descriptions, beside the values of each namespace (never among them).
-                try connection.run(
-                    """
+                        seq BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (namespace, key));
+                    CREATE TABLE IF NOT EXISTS prefs_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
                     CREATE TABLE IF NOT EXISTS prefs_keys (
                         namespace TEXT NOT NULL, key TEXT NOT NULL, description BYTEA NOT NULL,
-                        PRIMARY KEY (namespace, key))
+                        PRIMARY KEY (namespace, key));
+                    INSERT INTO prefs_meta(name, value) VALUES ('schema_version', '\(version)')
+                        ON CONFLICT (name) DO NOTHING;
+                    DO $$ BEGIN
+                        IF (SELECT value FROM prefs_meta WHERE name = 'schema_version') IN ('0', '1') THEN
+                            ALTER TABLE prefs_entries ADD COLUMN IF NOT EXISTS seq BIGINT NOT NULL DEFAULT 0;
+                            ALTER TABLE prefs_entries ALTER COLUMN value DROP NOT NULL;
+                            UPDATE prefs_meta SET value = '2' WHERE name = 'schema_version';
+                        END IF;
+                    END $$;
+                    CREATE SEQUENCE IF NOT EXISTS prefs_seq;
+                    CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(namespace, seq);
+                    SELECT value FROM prefs_meta WHERE name = 'schema_version'
                     """)
-                try connection.run(
-                    "INSERT INTO prefs_meta(name, value) VALUES ('schema_version', $1) ON CONFLICT (name) DO NOTHING",
-                    [.text(String(version))])
-                let found = try connection.run("SELECT value FROM prefs_meta WHERE name = 'schema_version'")
-                let stored = firstCell(found).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
-                guard stored <= version else {
-                    throw PostgresConnection.Failure(
-                        message:
-                            "the table was created by a newer Prefs (schema version \(stored); this release knows \(version))",
-                        connectionLost: false)
-                }
-                if stored < 2 {
-                    // From version 1: removals were deleted rows and rows had no sequence number.
-                    try connection.run(
-                        "ALTER TABLE prefs_entries ADD COLUMN IF NOT EXISTS seq BIGINT NOT NULL DEFAULT 0")
-                    try connection.run("ALTER TABLE prefs_entries ALTER COLUMN value DROP NOT NULL")
-                    try connection.run(
-                        "UPDATE prefs_meta SET value = $1 WHERE name = 'schema_version'", [.text("2")])
-                }
-                try connection.run("CREATE SEQUENCE IF NOT EXISTS prefs_seq")
-                try connection.run(
-                    "CREATE INDEX IF NOT EXISTS prefs_entries_seq ON prefs_entries(namespace, seq)")
+                stored = firstCell(found).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+            }
+            if let stored, stored > version {
+                throw PostgresConnection.Failure(
+                    message:
+                        "the table was created by a newer Prefs (schema version \(stored); this release knows \(version))",
+                    connectionLost: false)
             }
         }
     }

@@ -139,3 +139,8 @@ package protocol SyncRemoteHearingPushes: SyncRemote {
         entries: [SyncEntry], cursor: PropertyListValue?
     )
 }
+
+/// A remote whose events are only hints of other replicas' pushes, never an account change
+/// (`PostgresRemote`): a ``SyncedStore`` that syncs only when told does not observe it, and so
+/// holds no listening connection.
+package protocol SyncRemoteWithoutAccounts: SyncRemote {}

@@ -50,6 +50,8 @@ public final class SyncedStore: PreferenceStore {
     private let state = Locked(State())
     /// Held for a whole sync: one at a time per store.
     private let cycle = Locked(())
+    /// The failure of the last sync that could not reach the remote, and when it ended.
+    private let lastFailure = Locked<(ended: ContinuousClock.Instant, error: any Error)?>(nil)
     private let queue = DispatchQueue(label: "Prefs.SyncedStore", qos: .utility)
     /// The remote's hints and, for the process that talks to the remote, the local store's
     /// pending writes from other processes.
@@ -121,8 +123,9 @@ public final class SyncedStore: PreferenceStore {
             return name
         }
         guard automatically else {
-            // Only told to sync, but an account change must still be heard.
-            observeRemote()
+            // Only told to sync, but an account change must still be heard (a remote without
+            // accounts is not observed: no listening).
+            if !(remote is any SyncRemoteWithoutAccounts) { observeRemote() }
             return
         }
         guard let link, !link.tryToHold() else {
@@ -307,8 +310,14 @@ public final class SyncedStore: PreferenceStore {
     /// `asking`: the pull asks the remote; otherwise it may be answered by
     /// what the remote's listener heard (``SyncRemoteHearingPushes``), which is all a sync the
     /// store starts by itself needs: a push it has not heard yet is followed by its hint.
+    ///
+    /// A sync that waited for another one, which could not reach the remote, fails as it did:
+    /// trying again at once would wait as long again (on a silent connection, the remote's
+    /// whole bound), and the failure is a moment old.
     private func sync(asking: Bool) throws {
+        let requested = ContinuousClock.now
         try cycle.withLock { _ in
+            if let failed = lastFailure.withLock({ $0 }), failed.ended > requested { throw failed.error }
             let started = Date()
             do {
                 let since = local.value(forKey: Self.cursorKey)
@@ -325,6 +334,9 @@ public final class SyncedStore: PreferenceStore {
                 try? report {
                     $0.lastAttempt = started
                     $0.lastError = "\(error)"
+                }
+                if (error as? StoreError)?.kind != .tooLarge {
+                    lastFailure.withLock { $0 = (.now, error) }
                 }
                 throw error
             }
