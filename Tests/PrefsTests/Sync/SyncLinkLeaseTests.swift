@@ -93,7 +93,8 @@
             let target = folder.appendingPathComponent("target").path
             try Data("keep".utf8).write(to: URL(fileURLWithPath: target))
             let path = folder.appendingPathComponent("shared.sqlite").path
-            try FileManager.default.createSymbolicLink(atPath: path + ".sync-link", withDestinationPath: target)
+            try FileManager.default.createSymbolicLink(
+                atPath: path + ".sync-link", withDestinationPath: target)
             #expect(SyncLink(path: path + ".sync-link") == nil)
             #expect(SyncLink.holder(path: path + ".sync-link") == nil)
             #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("keep".utf8))
