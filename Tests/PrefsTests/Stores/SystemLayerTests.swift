@@ -70,14 +70,15 @@ import Testing
         #expect(wrongShape.problem?.contains("\"locked\"") == true && wrongShape.lockedValues.isEmpty)
     }
 
+    /// Given as a dictionary, not with `setenv`: changing the process's environment while other
+    /// tests start processes (which read it) made Foundation's `Process.run` crash in `memcpy`.
     @Test func theDirectoriesComeFromTheEnvironment() {
-        setenv("XDG_CONFIG_DIRS", "/opt/a:/opt/b", 1)
-        #expect(SystemLayer.directories() == ["/opt/a/prefs", "/opt/b/prefs", "/etc/prefs"])
-        setenv("PREFS_SYSTEM_DIRS", "/srv/prefs", 1)
-        #expect(SystemLayer.directories() == ["/srv/prefs"])
-        unsetenv("PREFS_SYSTEM_DIRS")
-        unsetenv("XDG_CONFIG_DIRS")
-        #expect(SystemLayer.directories() == ["/etc/xdg/prefs", "/etc/prefs"])
+        let xdg = ["XDG_CONFIG_DIRS": "/opt/a:/opt/b"]
+        #expect(SystemLayer.directories(environment: xdg) == ["/opt/a/prefs", "/opt/b/prefs", "/etc/prefs"])
+        #expect(
+            SystemLayer.directories(environment: xdg.merging(["PREFS_SYSTEM_DIRS": "/srv/prefs"]) { $1 })
+                == ["/srv/prefs"])
+        #expect(SystemLayer.directories(environment: [:]) == ["/etc/xdg/prefs", "/etc/prefs"])
     }
 
     @Test func aReplacedSystemFileIsAChangeObserversSee() async throws {
