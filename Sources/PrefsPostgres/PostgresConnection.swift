@@ -21,6 +21,11 @@ import PrefsSupport
         /// Set when a call passed its deadline: the connection is ended for good.
         private var abandoned = false
 
+        /// The statement a listening connection sends after a quiet while, to learn whether its peer
+        /// still answers (TCP keepalive misses a peer that holds every packet); named, so
+        /// `pg_stat_activity` tells it from a pull.
+        static let livenessProbe = "SELECT 1 /* prefs: is this listening connection alive */"
+
         /// How long any call waits for the server: connecting, a statement, a notification's
         /// delivery are all answered within this or fail.
         static let callBound: Duration = .seconds(10)

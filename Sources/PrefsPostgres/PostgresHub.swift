@@ -230,7 +230,7 @@ import PrefsSupport
                     // A connection silent for long may be dead without TCP knowing (a peer that
                     // holds packets): a statement, bounded, tells.
                     if ContinuousClock.now - quietSince >= PostgresConnection.quietBeforeCheck {
-                        try live.run("SELECT 1")
+                        try live.run(PostgresConnection.livenessProbe)
                         quietSince = .now
                     }
                     let notifications = try live.notifications(

@@ -555,7 +555,7 @@ import PrefsSupport
                         // A connection silent for long may be dead without TCP knowing (a peer
                         // that holds packets): a statement, bounded, tells.
                         if ContinuousClock.now - quietSince >= PostgresConnection.quietBeforeCheck {
-                            try connection.run("SELECT 1")
+                            try connection.run(PostgresConnection.livenessProbe)
                             quietSince = .now
                         }
                         return remote.hear(
