@@ -187,7 +187,8 @@ import PrefsSupport
         func pushScript(_ entries: [SyncEntry], on connection: PostgresConnection) throws -> String {
             let namespace = try connection.literal(namespace)
             let rows = try entries.enumerated().map { ordinal, entry in
-                let value = entry.value.map { "decode('\(Self.hex($0.storedEncoding()))', 'hex')" } ?? "NULL"
+                let value =
+                    entry.value.map { "decode('\(SyncPush.hex($0.storedEncoding()))', 'hex')" } ?? "NULL"
                 return
                     "(\(ordinal + 1), \(try connection.literal(entry.key)), \(value)::bytea, \(Int64(clamping: entry.stamp.wallMilliseconds))::bigint, \(entry.stamp.counter)::bigint, \(try connection.literal(entry.stamp.replica)))"
             }
@@ -228,18 +229,6 @@ import PrefsSupport
                         THEN head || body ELSE head || '1:*' END) END
                 FROM told
                 """
-        }
-
-        /// Lowercase hexadecimal digits of `bytes`.
-        private static func hex(_ bytes: Data) -> String {
-            let digits = Array("0123456789abcdef".utf8)
-            var text: [UInt8] = []
-            text.reserveCapacity(bytes.count * 2)
-            for byte in bytes {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0xF)])
-            }
-            return String(decoding: text, as: UTF8.self)
         }
 
         /// The entries written after `cursor` (the number of the last row a pull saw), from the

@@ -100,7 +100,9 @@ import PrefsSupport
             self.init(namespace: fields[0], previous: previous, last: last, entries: entries)
         }
 
-        private static func hex(_ data: Data) -> String {
+        /// Lowercase hexadecimal digits of `data` (a notification's values, and a push's, as
+        /// PostgreSQL's `decode(…, 'hex')` reads them).
+        static func hex(_ data: Data) -> String {
             let digits = Array("0123456789abcdef".utf8)
             var text: [UInt8] = []
             text.reserveCapacity(data.count * 2)
