@@ -48,7 +48,12 @@ extension SQLiteStoreCore {
     package func keys() -> [String] { read { $0.values.names } }
 
     /// Runs `body` on the cache once it holds every record written before this call.
-    func read<Result>(_ body: (inout StoreEngine.Cache) -> Result) -> Result {
+    ///
+    /// With `expiry` (the watch, in the system's background time), a look at SQLite that the
+    /// system cuts short answers from the cache as it is; the next look catches up.
+    func read<Result>(
+        expiry: ExpiringActivity.Expiry? = nil, _ body: (inout StoreEngine.Cache) -> Result
+    ) -> Result {
         // Twice at most: a checkpoint can drop records between a look at SQLite and the next
         // look at the journal, but not every time; a third failure answers from the cache.
         for _ in 0..<3 {
@@ -59,7 +64,11 @@ extension SQLiteStoreCore {
             }
             if let result { return result }
             // Behind what the journal still holds: the rest is in SQLite.
-            do { try catchUpFromSQLite() } catch {
+            do { try catchUpFromSQLite(expiry: expiry) } catch let error as StoreError
+                where error.kind == .expired
+            {
+                break
+            } catch {
                 journal?.report("cannot read the changes from SQLite: \(error)")
                 break
             }
@@ -77,13 +86,20 @@ extension SQLiteStoreCore {
     /// until the writer's connection closes (seen once, a moment after a writer's flush). Such a
     /// store reads again, on a fresh connection, a few times before the records between are said
     /// to be lost: taken as lost, they would stay missing from its cache until the keys changed.
-    func catchUpFromSQLite() throws {
+    ///
+    /// With `expiry`, every wait (for the connection, for another connection's lock, between
+    /// attempts) ends as soon as the system asks for its background time back, throwing `.expired`:
+    /// the expiry call waits for this look, and the app must not be suspended holding SQLite's locks.
+    func catchUpFromSQLite(expiry: ExpiringActivity.Expiry? = nil) throws {
         for attempt in 0...Self.olderSnapshotRetries {
-            let adopted = try sqlite.withDatabase(during: "catching up") { database in
+            if expiry?.isExpired == true {
+                throw StoreError(path: path, kind: .expired, detail: "before reading SQLite")
+            }
+            let adopted = try sqlite.withDatabase(during: "catching up", expiry: expiry) { database in
                 let known = cache.position
                 // Read before SQLite: records up to it were committed to SQLite before it was set.
                 let base = journal?.baseSequence ?? 0
-                let rows = try readChangedRows(after: known, in: &database)
+                let rows = try readChangedRows(after: known, in: &database, expiry: expiry)
                 let older = rows.highest < base && journal?.isWritable == false
                 if older && attempt < Self.olderSnapshotRetries { return false }
                 cache.adopt(rows, ifStillAt: known, base: base)
@@ -97,15 +113,15 @@ extension SQLiteStoreCore {
     }
 
     /// How often, and how many microseconds apart, a store that only reads reads SQLite again
-    /// when it holds less than the journal says it does (see ``catchUpFromSQLite()``).
+    /// when it holds less than the journal says it does (see ``catchUpFromSQLite(expiry:)``).
     static let olderSnapshotRetries = 10
     static let olderSnapshotPause: UInt32 = 10_000
 
     /// SQLite's rows changed after `known` (as a test's fault may make them look).
-    private func readChangedRows(after known: UInt64, in database: inout StoreEngine.Database)
-        throws -> StoreConnection.ChangedRows
-    {
-        let rows = try sqlite.rowsChanged(after: known, in: &database)
+    private func readChangedRows(
+        after known: UInt64, in database: inout StoreEngine.Database, expiry: ExpiringActivity.Expiry?
+    ) throws -> StoreConnection.ChangedRows {
+        let rows = try sqlite.rowsChanged(after: known, in: &database, expiry: expiry)
         if let seeOlder = options.faults.seeOlderRows, seeOlder() {
             return StoreConnection.ChangedRows(highest: known)
         }
@@ -126,7 +142,9 @@ extension SQLiteStoreCore {
         guard let journal else {
             // No journal (a file only read): the rows changed since the cache's position. (Not
             // `PRAGMA data_version`, which belongs to one connection, and none is kept open.)
-            inBackgroundTime("reading other processes' changes to \(path)") { try? $0.catchUpFromSQLite() }
+            inBackgroundTime("reading other processes' changes to \(path)") {
+                try? $0.catchUpFromSQLite(expiry: $1)
+            }
             return cache.position > before
         }
         guard journal.sequence > before else { return false }
@@ -135,16 +153,21 @@ extension SQLiteStoreCore {
             journal.sequence <= cache.position.sequence || self.cache.catchUp(&cache) != .behind
         }
         if !caughtUp {
-            inBackgroundTime("reading other processes' changes to \(path)") { _ = $0.read { $0.position } }
+            inBackgroundTime("reading other processes' changes to \(path)") {
+                _ = $0.read(expiry: $1) { $0.position }
+            }
         }
         return cache.position > before
     }
 
     /// Runs `body` inside the system's background time and waits for it (on the watch's own
-    /// thread); skips it when the system refuses the time or takes it back first.
-    private func inBackgroundTime(_ reason: String, _ body: @escaping @Sendable (SQLiteStoreCore) -> Void) {
+    /// thread); skips it when the system refuses the time or takes it back first, and hands
+    /// `body` the expiry, at which it must stop waiting for anything.
+    private func inBackgroundTime(
+        _ reason: String, _ body: @escaping @Sendable (SQLiteStoreCore, ExpiringActivity.Expiry) -> Void
+    ) {
         ExpiringActivity.runAndWait(reason, system: options.faults.expiringActivity) { [self] expiry in
-            if !expiry.isExpired { body(self) }
+            if !expiry.isExpired { body(self, expiry) }
         }
     }
 }

@@ -42,32 +42,52 @@ final class StoreConnection: Sendable {
 
     /// Runs `body` holding the connection (which is valid only inside `body`), opening it first
     /// when it is closed between uses; throws `.closed` once the store has closed it.
+    ///
+    /// With `expiry`, the wait for another thread's use of the connection ends, throwing
+    /// `.expired`, as soon as the system asks for its background time back.
     func withDatabase<Result>(
-        during operation: String, _ body: (inout StoreEngine.Database) throws -> Result
+        during operation: String, expiry: ExpiringActivity.Expiry? = nil,
+        _ body: (inout StoreEngine.Database) throws -> Result
     )
         throws -> Result
     {
-        try database.withLock { database in
-            guard !database.isClosed else {
-                throw StoreError(path: path, kind: .closed, detail: "closed before \(operation)")
-            }
-            let reopened = database.isIdle
-            if reopened {
-                database.connection = try reopen(database)
-                database.isIdle = false
-            }
-            defer {
-                // SQLite deletes `-wal` and `-shm` when its last connection closes, and a
-                // connection opened again makes them anew with the folder's protection class:
-                // they get the store's again, whenever they are made.
-                if reopened && !database.readOnly { options.protectFiles(path) }
-                if closesWhenIdle {
-                    database.connection.close()
-                    database.isIdle = true
-                }
-            }
-            return try body(&database)
+        guard let expiry else {
+            return try database.withLock { try use(&$0, during: operation, expiry: nil, body) }
         }
+        let expired = { expiry.isExpired }
+        let result = try database.withLock(unless: expired) {
+            try use(&$0, during: operation, expiry: expiry, body)
+        }
+        guard let result else {
+            throw StoreError(
+                path: path, kind: .expired, detail: "while waiting for the connection, before \(operation)")
+        }
+        return result
+    }
+
+    private func use<Result>(
+        _ database: inout StoreEngine.Database, during operation: String, expiry: ExpiringActivity.Expiry?,
+        _ body: (inout StoreEngine.Database) throws -> Result
+    ) throws -> Result {
+        guard !database.isClosed else {
+            throw StoreError(path: path, kind: .closed, detail: "closed before \(operation)")
+        }
+        let reopened = database.isIdle
+        if reopened {
+            database.connection = try reopen(database, expiry: expiry)
+            database.isIdle = false
+        }
+        defer {
+            // SQLite deletes `-wal` and `-shm` when its last connection closes, and a
+            // connection opened again makes them anew with the folder's protection class:
+            // they get the store's again, whenever they are made.
+            if reopened && !database.readOnly { options.protectFiles(path) }
+            if closesWhenIdle {
+                database.connection.close()
+                database.isIdle = true
+            }
+        }
+        return try body(&database)
     }
 
     /// Closes the connection for good (the store's last step).
@@ -78,16 +98,25 @@ final class StoreConnection: Sendable {
         }
     }
 
-    /// A connection to the store's file, configured as the store's first one was.
-    private func reopen(_ database: StoreEngine.Database) throws -> SQLiteConnection {
+    /// A connection to the store's file, configured as the store's first one was (a wait for
+    /// another connection's lock meanwhile ends at `expiry`, throwing `.expired`).
+    private func reopen(_ database: StoreEngine.Database, expiry: ExpiringActivity.Expiry?) throws
+        -> SQLiteConnection
+    {
         let openedFile = database.file
         let replaced = StoreError(
             path: path, kind: .replaced, detail: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
-        let connection = try perform {
-            try StoreEngine.checkpointConnection(
-                path: path, options: options, readOnly: database.readOnly, immutable: database.immutable)
+        let connection: SQLiteConnection
+        do {
+            connection = try perform {
+                try StoreEngine.checkpointConnection(
+                    path: path, options: options, readOnly: database.readOnly, immutable: database.immutable,
+                    giveUpWhen: { expiry?.isExpired == true })
+            }
+        } catch  where expiry?.isExpired == true {
+            throw StoreError(path: path, kind: .expired, detail: "while waiting to open SQLite again")
         }
         guard FileIdentity(path: path) == openedFile else {
             connection.close()
@@ -241,10 +270,34 @@ final class StoreConnection: Sendable {
     ///
     /// From the list of moves when it is complete after `known`; otherwise (a store behind the
     /// list's start, or a checkpoint of a release that lists nothing) from every row.
-    func rowsChanged(after known: UInt64, in database: inout StoreEngine.Database) throws -> ChangedRows {
+    ///
+    /// With `expiry`, a wait for another connection's lock is this store's own short steps, not
+    /// SQLite's busy handler: it ends, throwing `.expired`, as soon as the system asks for its
+    /// background time back (a read leaves nothing behind, so it is simply read again).
+    func rowsChanged(
+        after known: UInt64, in database: inout StoreEngine.Database, expiry: ExpiringActivity.Expiry? = nil
+    ) throws -> ChangedRows {
         let connection = database.connection
+        guard let expiry else { return try perform { try rowsChanged(after: known, in: connection) } }
+        connection.setBusyTimeout(milliseconds: 0)
+        defer { connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds) }
+        do {
+            return try perform {
+                try connection.retryingWhileBusy(
+                    timeout: options.busyTimeout, givingUpWhen: { expiry.isExpired }
+                ) {
+                    try rowsChanged(after: known, in: connection)
+                }
+            }
+        } catch  where expiry.isExpired {
+            throw StoreError(path: path, kind: .expired, detail: "while waiting to read SQLite")
+        }
+    }
+
+    /// The same, throwing SQLite's own failures (`SQLITE_BUSY` among them, for the retry above).
+    private func rowsChanged(after known: UInt64, in connection: SQLiteConnection) throws -> ChangedRows {
         var rows = ChangedRows(highest: known)
-        try perform {
+        do {
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
             let checkpointed = try Self.checkpointedSequence(connection)

@@ -146,17 +146,25 @@ extension StoreEngine {
     }
 
     /// The same for a store that only reads: opened as the first one was, with nothing to move.
-    static func checkpointConnection(path: String, options: Settings, readOnly: Bool, immutable: Bool) throws
-        -> SQLiteConnection
-    {
+    ///
+    /// Configuring reads the schema, which waits for another connection's exclusive lock: in
+    /// short steps, not SQLite's busy handler, ending (with SQLite's `SQLITE_BUSY`) once
+    /// `giveUp` answers true (the system taking its background time back).
+    static func checkpointConnection(
+        path: String, options: Settings, readOnly: Bool, immutable: Bool,
+        giveUpWhen giveUp: () -> Bool = { false }
+    ) throws -> SQLiteConnection {
         if readOnly {
             let connection = try SQLiteConnection(path: path, readOnly: true, immutable: immutable)
             connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
             return connection
         }
         let connection = try SQLiteConnection(path: path, create: false)
+        connection.setBusyTimeout(milliseconds: 0)
+        try connection.retryingWhileBusy(timeout: options.busyTimeout, givingUpWhen: giveUp) {
+            try configureForCheckpoints(connection, options: options)
+        }
         connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)
-        try configureForCheckpoints(connection, options: options)
         return connection
     }
 

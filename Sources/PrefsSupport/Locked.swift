@@ -1,4 +1,5 @@
 import CPrefsShared
+import Foundation
 
 /// State guarded by a lock: the one way shared mutable state is kept in this library (and its
 /// sibling modules and tests).
@@ -41,6 +42,26 @@ package final class Locked<State> {
     @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         prefs_mutex_lock(mutex)
+        defer { prefs_mutex_unlock(mutex) }
+        return try body(&state.pointee)
+    }
+
+    /// Runs `body` with exclusive access once the lock is free, looking for it every millisecond;
+    /// `nil`, without running `body`, once `giveUp` answers true first.
+    ///
+    /// For a wait that must end when asked (the system taking background time back), which
+    /// ``withLock(_:)`` cannot: a thread asleep on the lock wakes only when the holder lets go.
+    ///
+    /// ```swift
+    /// let done = cache.withLock(unless: { expiry.isExpired }) { $0.count }
+    /// ```
+    package func withLock<Result>(unless giveUp: () -> Bool, _ body: (inout State) throws -> Result)
+        rethrows -> Result?
+    {
+        while !prefs_mutex_trylock(mutex) {
+            if giveUp() { return nil }
+            usleep(1_000)
+        }
         defer { prefs_mutex_unlock(mutex) }
         return try body(&state.pointee)
     }

@@ -4,6 +4,7 @@
 #ifndef PREFS_SHARED_H
 #define PREFS_SHARED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,16 @@ static inline void prefs_mutex_lock(prefs_mutex *mutex) {
     if (!__atomic_compare_exchange_n(&mutex->state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
         prefs_mutex_lock_contended(mutex);
     }
+#endif
+}
+
+/// Takes the lock if nobody holds it, without waiting: true when taken.
+static inline bool prefs_mutex_trylock(prefs_mutex *mutex) {
+#if defined(__APPLE__)
+    return os_unfair_lock_trylock(&mutex->lock);
+#else
+    uint32_t expected = 0;
+    return __atomic_compare_exchange_n(&mutex->state, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -182,6 +182,81 @@ import Testing
         #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("kept"))
     }
 
+    /// A watcher whose records another store moved into SQLite, with the look that reads them
+    /// started in the system's background time and `lookStarted` signalled as the system grants
+    /// it; the expiry arrives 300 ms later, and `expiryTook` holds how long the expiry call waited.
+    private static func watchLookingAtSQLite(
+        _ path: String, expiryTook: Locked<Duration?>
+    ) async throws -> SQLiteStore {
+        let looking = Locked(false)
+        var options = SQLiteStore.Options(refreshInterval: .seconds(3_600))
+        options.faults.expiringActivity = { reason, respond in
+            DispatchQueue.global().async { respond(false) }
+            guard reason.hasPrefix("reading other processes' changes"), looking.withLock({ $0 }) else {
+                return
+            }
+            DispatchQueue.global().async {
+                usleep(300_000)  // the look is waiting by now
+                let started = ContinuousClock.now
+                respond(true)
+                expiryTook.withLock { $0 = ContinuousClock.now - started }
+            }
+        }
+        let watching = try SQLiteStore(path: path, options: options)
+        #expect(await eventually { watching.core.watchLooks.load() >= 1 })
+        do {
+            let writer = try SQLiteStore(path: path)
+            for index in 0..<50 { try writer.setValue(.integer(Int64(index)), forKey: "k\(index)") }
+            try writer.flush()
+        }
+        looking.withLock { $0 = true }
+        return watching
+    }
+
+    /// The watch's look at SQLite, cut short by the system while another process holds SQLite
+    /// locked: the expiry call returns at once, not after the store's lock timeout (10 s), so
+    /// the app is not held past its background time; the next look reads what was missed.
+    @Test func anExpiryCutsTheWatchsWaitForSQLiteShort() async throws {
+        let path = TestFiles.uniquePath("expiry-cuts-look")
+        let expiryTook = Locked<Duration?>(nil)
+        let watching = try await Self.watchLookingAtSQLite(path, expiryTook: expiryTook)
+        // Another connection holds SQLite's file exclusively: every read of it is busy.
+        let other = try SQLiteConnection(path: path)
+        try other.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE")
+        _ = await Task.detached { watching.core.lookForChanges() }.value
+        // The expiry call returns a moment after the look does (it waits for the look's end).
+        #expect(await eventually { expiryTook.withLock { $0 } != nil })
+        let waited = try #require(expiryTook.withLock { $0 })
+        #expect(waited < .seconds(2), "the expiry waited \(waited) for the watch's look")
+        try other.execute("COMMIT")
+        other.close()
+        // Nothing was lost: the next look (or read) reads SQLite.
+        #expect(watching.value(forKey: "k49") == .integer(49))
+    }
+
+    /// The same while another thread of the app uses the store's connection (a flush waiting for
+    /// a lock): the look stops waiting for the connection when the expiry comes.
+    @Test func anExpiryCutsTheWatchsWaitForTheConnectionShort() async throws {
+        let path = TestFiles.uniquePath("expiry-cuts-connection")
+        let expiryTook = Locked<Duration?>(nil)
+        let watching = try await Self.watchLookingAtSQLite(path, expiryTook: expiryTook)
+        let holding = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? watching.core.sqlite.withDatabase(during: "a test's long use") { _ in
+                holding.signal()
+                usleep(5_000_000)
+            }
+        }
+        holder.start()
+        holding.wait()
+        _ = await Task.detached { watching.core.lookForChanges() }.value
+        // The expiry call returns a moment after the look does (it waits for the look's end).
+        #expect(await eventually { expiryTook.withLock { $0 } != nil })
+        let waited = try #require(expiryTook.withLock { $0 })
+        #expect(waited < .seconds(2), "the expiry waited \(waited) for the connection")
+        #expect(watching.value(forKey: "k49") == .integer(49))
+    }
+
     /// While the system refuses background time, a write past the journal's limit does not move
     /// the journal on its own thread (that could outlast the time an app in the background has).
     @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {
