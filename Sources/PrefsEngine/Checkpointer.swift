@@ -109,7 +109,7 @@ package final class Checkpointer: Sendable {
         if expiry?.isExpired == true {
             throw StoreError(path: path, kind: .expired, detail: "before it began")
         }
-        try sqlite.withDatabase(during: "a checkpoint") { database in
+        try sqlite.withDatabase(during: "a checkpoint", expiry: expiry) { database in
             let connection = database.connection
             try sqlite.perform {
                 guard let expiry else {

@@ -18,6 +18,11 @@ import PrefsSupport
 ///
 /// Elsewhere the work runs on a utility queue and is never refused or expired.
 ///
+/// Work that mostly waits on something else (a sync waits on the network, and holds a file
+/// lock only while it writes the local store) runs ``runInSteps(_:system:_:refused:)``: the
+/// expiry call waits only for the step in progress (``Expiry/step(_:)``), and no step starts
+/// after it; the rest of the work goes on, holding no lock, until its next step fails.
+///
 /// ```swift
 /// let core = store.core
 /// ExpiringActivity.run("moving the journal into SQLite") { expiry in
@@ -26,25 +31,43 @@ import PrefsSupport
 ///     // asked for again in a second
 /// }
 /// ```
-enum ExpiringActivity {
+package enum ExpiringActivity {
     /// How the system answers a request for background time: it calls `respond` with `false` to
     /// run the work and with `true` to refuse it or take the time back (as
     /// `performExpiringActivity` calls its block).
-    typealias System =
+    package typealias System =
         @Sendable (_ reason: String, _ respond: @escaping @Sendable (Bool) -> Void) -> Void
 
     /// Whether the system asked the work to stop, and when the work is over.
-    final class Expiry: Sendable {
+    package final class Expiry: Sendable {
         private enum Phase { case waiting, running, finished, refused }
         private let phase = Locked(Phase.waiting)
         private let expired = AtomicWord()
         private let over = DispatchSemaphore(value: 0)
+        /// Whether the expiry call waits for the whole work (or only for a step in progress).
+        private let waitsForTheWholeWork: Bool
+        /// Held through each ``step(_:)``; the expiry call takes it once to wait for one.
+        private let steps = Locked(())
+
+        init(waitsForTheWholeWork: Bool = true) {
+            self.waitsForTheWholeWork = waitsForTheWholeWork
+        }
 
         /// True once the system (or a test) asked the work to stop.
-        var isExpired: Bool { expired.load() != 0 }
+        package var isExpired: Bool { expired.load() != 0 }
 
         /// Asks the work to stop (it checks ``isExpired`` between its steps).
         func expire() { expired.store(1) }
+
+        /// Runs `body` unless the time was taken back: the expiry call waits for a step in
+        /// progress, and none starts after it (`nil` then, `body` not run).
+        ///
+        /// ```swift
+        /// guard let written = try expiry.step({ try store.setValue(.integer(1), forKey: "k") }) else { return }
+        /// ```
+        package func step<Result>(_ body: () throws -> Result) rethrows -> Result? {
+            try steps.withLock { _ in isExpired ? nil : try body() }
+        }
 
         /// The work may start: false when the system refused (or expired) it first.
         fileprivate func begin() -> Bool {
@@ -71,6 +94,10 @@ enum ExpiringActivity {
             switch before {
             case .waiting: return true
             case .running:
+                guard waitsForTheWholeWork else {
+                    steps.withLock { _ in }  // the step in progress, if any, is over
+                    return false
+                }
                 over.wait()
                 over.signal()  // a second expiry call (there should be none) does not hang
                 return false
@@ -85,7 +112,31 @@ enum ExpiringActivity {
         _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void,
         refused: @escaping @Sendable () -> Void
     ) {
-        let expiry = Expiry()
+        run(reason, system: system, expiry: Expiry(), body, refused: refused)
+    }
+
+    /// Runs `body` as ``run(_:system:_:refused:)`` does, except that the expiry call waits only
+    /// for the step in progress (see ``Expiry/step(_:)``), not for `body` to return.
+    ///
+    /// ```swift
+    /// ExpiringActivity.runInSteps("syncing") { expiry in
+    ///     let answer = fetchFromTheServer()  // no lock held: the app may be suspended here
+    ///     _ = expiry.step { save(answer) }  // never started after the expiry
+    /// } refused: {
+    ///     // asked for again later
+    /// }
+    /// ```
+    package static func runInSteps(
+        _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void,
+        refused: @escaping @Sendable () -> Void
+    ) {
+        run(reason, system: system, expiry: Expiry(waitsForTheWholeWork: false), body, refused: refused)
+    }
+
+    private static func run(
+        _ reason: String, system: System?, expiry: Expiry, _ body: @escaping @Sendable (Expiry) -> Void,
+        refused: @escaping @Sendable () -> Void
+    ) {
         let respond: @Sendable (Bool) -> Void = { expired in
             if expired {
                 if expiry.expireAndWait() { refused() }

@@ -61,6 +61,11 @@ public final class SyncedStore: PreferenceStore {
     private let link: SyncLink?
     /// The local store, when it answers typed reads in its own words (a `SQLiteStore`).
     private let localTypedReads: (any TypedReadStore)?
+    /// Stands in for the system's expiring activities in tests (`nil`: the platform's).
+    private let expiringActivity: ExpiringActivity.System?
+    /// The background time of the sync in progress, if it runs in one: its local writes are its
+    /// steps (see ``writeLocally(_:)``).
+    private let cycleExpiry = Locked<ExpiringActivity.Expiry?>(nil)
 
     /// What the store knows of its syncing, besides the local store.
     private struct State {
@@ -102,8 +107,10 @@ public final class SyncedStore: PreferenceStore {
     package init(
         local: any PreferenceStore, remote: any SyncRemote, syncing selection: SyncSelection,
         diagnostics: PreferenceDiagnostics, automatically: Bool, now: @escaping @Sendable () -> UInt64,
-        firstRetry: Duration = .milliseconds(500), linkLease: Duration = SyncLink.defaultLease
+        firstRetry: Duration = .milliseconds(500), linkLease: Duration = SyncLink.defaultLease,
+        expiringActivity: ExpiringActivity.System? = nil
     ) throws {
+        self.expiringActivity = expiringActivity
         self.local = local
         self.remote = remote
         self.selection = selection
@@ -314,9 +321,15 @@ public final class SyncedStore: PreferenceStore {
     /// A sync that waited for another one, which could not reach the remote, fails as it did:
     /// trying again at once would wait as long again (on a silent connection, the remote's
     /// whole bound), and the failure is a moment old.
-    private func sync(asking: Bool) throws {
+    ///
+    /// `expiry`: the system's background time this sync runs in (a sync the store starts by
+    /// itself); once taken back, the sync writes nothing more to the local store and throws
+    /// `.expired`, neither reported nor counted as the remote's failure.
+    private func sync(asking: Bool, expiry: ExpiringActivity.Expiry? = nil) throws {
         let requested = ContinuousClock.now
         try cycle.withLock { _ in
+            cycleExpiry.withLock { $0 = expiry }
+            defer { cycleExpiry.withLock { $0 = nil } }
             if let failed = lastFailure.withLock({ $0 }), failed.ended > requested { throw failed.error }
             let started = Date()
             do {
@@ -330,6 +343,8 @@ public final class SyncedStore: PreferenceStore {
                     $0.lastAttempt = started
                     $0.lastError = nil
                 }
+            } catch let error as StoreError where error.kind == .expired {
+                throw error
             } catch {
                 try? report {
                     $0.lastAttempt = started
@@ -359,7 +374,7 @@ public final class SyncedStore: PreferenceStore {
 
     /// Changes the report kept in the local store.
     private func report(_ change: (inout SyncReport) -> Void) throws {
-        try local.transaction { t in
+        try writeLocally { t in
             var report = SyncReport(t[Self.statusKey])
             change(&report)
             t[Self.statusKey] = report.propertyList
@@ -445,7 +460,7 @@ public final class SyncedStore: PreferenceStore {
             }
         }
         if !refused.isEmpty { try merge(refused, cursor: nil, keepingCursor: true) }
-        try local.transaction { t in
+        try writeLocally { t in
             for entry in pending where !untaken.contains(entry.key) {
                 let key = Self.markKey(entry.key)
                 // Unless written again meanwhile (a new stamp, pending again).
@@ -473,7 +488,7 @@ public final class SyncedStore: PreferenceStore {
     ) throws {
         var lost: [SyncConflict] = []
         var resent = false
-        try local.transaction { t in
+        try writeLocally { t in
             if complete {
                 let held = Set(entries.map { StoreKey($0.key) })
                 for name in t.keys where name.hasPrefix(Self.markPrefix) {
@@ -524,6 +539,23 @@ public final class SyncedStore: PreferenceStore {
         }
     }
 
+    /// A sync's write to the local store, as one step of its background time.
+    ///
+    /// Writing takes the local store's file lock, which an app suspended in an App Group
+    /// container must not hold (`0xdead10cc`). The system's expiry call waits for a write in
+    /// progress; none starts after.
+    private func writeLocally<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        guard let expiry = cycleExpiry.withLock({ $0 }) else { return try local.transaction(body) }
+        guard let written = try expiry.step({ try local.transaction(body) }) else {
+            throw StoreError(
+                kind: .expired, store: description,
+                message:
+                    "the system took the background time back before this sync wrote the local store; it syncs again later"
+            )
+        }
+        return written
+    }
+
     /// Whether a sync is planned (a retry, or one a write or a hint asked for), for the tests.
     package var isSyncPlanned: Bool { state.withLock { $0.due != nil } }
 
@@ -560,19 +592,34 @@ public final class SyncedStore: PreferenceStore {
                 return state.asked
             }
             guard let asking = current else { return }
-            do {
-                try sync(asking: asking)
-                state.withLock { $0.retryDelay = nil }
-            } catch let error as StoreError where error.kind == .tooLarge {
-                state.withLock { $0.retryDelay = nil }
-            } catch {
-                let next = state.withLock { state in
-                    let next = min(state.retryDelay.map { $0 * 2 } ?? firstRetry, .seconds(60))
-                    state.retryDelay = next
-                    return next
-                }
-                scheduleSync(after: next, retrying: true)
+            // In the system's background time where there is such a thing (the sync writes the
+            // local store, under its file lock); refused, it is asked for again in a second.
+            ExpiringActivity.runInSteps("syncing \(self)", system: expiringActivity) { [self] expiry in
+                syncAsPlanned(asking: asking, expiry: expiry)
+            } refused: { [self] in
+                scheduleSync(after: .seconds(1), retrying: true)
             }
+        }
+    }
+
+    /// A sync ``scheduleSync(after:soonerThanPlanned:retrying:)`` planned, and the next one
+    /// when it fails.
+    private func syncAsPlanned(asking: Bool, expiry: ExpiringActivity.Expiry) {
+        do {
+            try sync(asking: asking, expiry: expiry)
+            state.withLock { $0.retryDelay = nil }
+        } catch let error as StoreError where error.kind == .tooLarge {
+            state.withLock { $0.retryDelay = nil }
+        } catch let error as StoreError where error.kind == .expired {
+            // Not the remote's failure: the app was going to the background.
+            scheduleSync(after: firstRetry, retrying: true)
+        } catch {
+            let next = state.withLock { state in
+                let next = min(state.retryDelay.map { $0 * 2 } ?? firstRetry, .seconds(60))
+                state.retryDelay = next
+                return next
+            }
+            scheduleSync(after: next, retrying: true)
         }
     }
 

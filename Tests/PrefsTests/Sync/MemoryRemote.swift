@@ -78,6 +78,8 @@ final class MemoryRemote: SyncRemote {
     /// Keys it cannot take: a push holding one throws `.tooLarge` naming them and takes nothing
     /// (as PostgreSQL's transaction does).
     let tooLarge = Locked<Set<String>>([])
+    /// Called as a push begins, before it reaches the server (a slow network, in a test).
+    let beforePush = Locked<(@Sendable () -> Void)?>(nil)
 
     init(_ server: MemorySyncServer) { self.server = server }
 
@@ -89,6 +91,7 @@ final class MemoryRemote: SyncRemote {
     }
 
     func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
+        beforePush.withLock { $0 }?()
         guard reachable else { throw Unreachable() }
         let refused = entries.map(\.key).filter { tooLarge.withLock { $0 }.contains($0) }
         if !refused.isEmpty {

@@ -1,0 +1,95 @@
+import Dispatch
+import Foundation
+import PrefsSupport
+import PrefsTestSupport
+import Testing
+
+@testable import Prefs
+@testable import PrefsEngine
+
+/// A synced store's own syncs in an app the system suspends.
+///
+/// Each runs in the system's background time, its local writes (under the local store's file
+/// lock) are the steps the expiry call waits for, and no write starts after it. Run on Linux
+/// through a stand-in for `performExpiringActivity` that calls back as iOS does.
+@Suite struct SyncSuspensionTests {
+    /// A store syncing by itself with `system` standing in for the expiring activities.
+    private static func syncing(
+        _ link: MemoryRemote, firstRetry: Duration = .milliseconds(200),
+        system: @escaping ExpiringActivity.System
+    ) throws -> SyncedStore {
+        try SyncedStore(
+            local: MemoryStore(), remote: link, syncing: .all, diagnostics: IssueRecorder().diagnostics,
+            automatically: true, now: { 1_000 }, firstRetry: firstRetry, expiringActivity: system)
+    }
+
+    /// The system takes the time back while the push waits on the network: the expiry call
+    /// returns at once (it does not wait for the network), the sync writes nothing to the local
+    /// store after it, nothing is reported as the remote's failure, and the next sync, granted,
+    /// finishes the job.
+    @Test func anExpiryDuringAPushReturnsAtOnceAndNothingIsWrittenAfterIt() async throws {
+        let server = MemorySyncServer()
+        let link = MemoryRemote(server)
+        let responders = Locked<[@Sendable (Bool) -> Void]>([])
+        // After the expiry the app is suspended: no background time until it comes back.
+        let suspended = Locked(false)
+        let store = try Self.syncing(link) { reason, respond in
+            guard reason.hasPrefix("syncing") else { return respond(false) }
+            responders.withLock { $0.append(respond) }
+            let refuse = suspended.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+        #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
+        let inPush = DispatchSemaphore(value: 0)
+        let releasePush = DispatchSemaphore(value: 0)
+        link.beforePush.withLock {
+            $0 = {
+                inPush.signal()
+                releasePush.wait()
+            }
+        }
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(inPush.wait(timeout: .now() + 10) == .success, "no sync pushed the write")
+        link.beforePush.withLock { $0 = nil }
+        let respond = try #require(responders.withLock { $0.last })
+        suspended.withLock { $0 = true }
+        let started = ContinuousClock.now
+        respond(true)
+        let expiryTook = ContinuousClock.now - started
+        #expect(expiryTook < .seconds(1), "the expiry call waited \(expiryTook) for the network")
+        let contactBefore = store.status.lastContact
+        releasePush.signal()
+        #expect(await eventually { server.entries["theme"] != nil }, "the push itself went on")
+        usleep(300_000)
+        // The sync wrote nothing after the expiry (and the syncs asked for since were refused):
+        // the write is still marked pending, and the status neither moved nor shows an error.
+        #expect(store.status.pendingKeys == ["theme"])
+        #expect(store.status.lastContact == contactBefore)
+        #expect(store.status.lastError == nil)
+        // Back in the foreground, the next sync finishes the job.
+        suspended.withLock { $0 = false }
+        #expect(await eventually { store.status.pendingKeys.isEmpty }, "the next sync did not follow")
+    }
+
+    /// While the system refuses background time, the store's syncs wait; it asks again each
+    /// second, and the write goes once the time is given.
+    @Test func aRefusedSyncIsAskedForAgain() async throws {
+        let server = MemorySyncServer()
+        let link = MemoryRemote(server)
+        let granting = Locked(true)
+        let refusals = Locked(0)
+        let store = try Self.syncing(link) { reason, respond in
+            let grant = !reason.hasPrefix("syncing") || granting.withLock { $0 }
+            if !grant { refusals.withLock { $0 += 1 } }
+            DispatchQueue.global().async { respond(!grant) }
+        }
+        #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
+        granting.withLock { $0 = false }
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(await eventually { refusals.withLock { $0 } >= 2 }, "a refused sync was not asked for again")
+        #expect(server.entries["theme"] == nil, "a sync ran without background time")
+        granting.withLock { $0 = true }
+        #expect(await eventually { server.entries["theme"] != nil }, "the sync never ran once granted")
+        #expect(await eventually { store.status.pendingKeys.isEmpty })
+    }
+}
