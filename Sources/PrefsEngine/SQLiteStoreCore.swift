@@ -159,8 +159,8 @@ package final class SQLiteStoreCore: Sendable {
     package func set(_ value: PropertyListValue?, for key: StoreKey) throws {
         // Checked here, encoded before the journal's lock and numbered under it: the journal is
         // held only for what must be.
-        try value?.checkStorable(key: key.name, store: path)
         let write = Writes.one(key, value)
+        try write.checkStorable(store: path)
         try commit(keyHash: KeyTable.hash(key.name, seed: keySeed), encoding: write) { (write, ()) }
     }
 
@@ -188,6 +188,27 @@ package final class SQLiteStoreCore: Sendable {
             case .one(let key, let value): StoreChange(values: [key: ValueChange(value)])
             case .many(let writes): StoreChange(values: writes)
             }
+        }
+
+        /// Throws unless every value may be stored and the record of them all fits in the
+        /// journal: the record's length is a 32-bit field, and a transaction of many large
+        /// values (each within its own limit) would overflow it while being encoded.
+        func checkStorable(store: String) throws {
+            // Counted in 64 bits: on a watch, a huge key beside the rest would overflow `Int`.
+            var recordSize = UInt64(JournalRecord.headerSize)
+            try each { key, value in
+                let valueSize = try value?.checkStorable(key: key.name, store: store) ?? 0
+                recordSize += UInt64(RecordEntryLayout.size + valueSize) + UInt64(key.name.utf8.count)
+            }
+            let room = UInt64(Journal.Layout.reservation - Journal.Layout.headerSize)
+            guard recordSize > room else { return }
+            var keys: [String] = []
+            each { key, _ in keys.append(key.name) }
+            throw StoreError(
+                kind: .tooLarge, store: store,
+                message:
+                    "this write of \(count) values takes \(recordSize) bytes, and the journal holds at most \(room) at once: write them in smaller transactions",
+                keys: keys.sorted())
         }
 
         /// The record of these writes, numbered `sequence`.
@@ -377,9 +398,7 @@ package final class SQLiteStoreCore: Sendable {
         let writes: Writes
         (writes, result) = try produce()
         guard writes.count > 0 else { return .nothingToWrite }
-        if prepared == nil {
-            try writes.each { key, value in try value?.checkStorable(key: key.name, store: path) }
-        }
+        if prepared == nil { try writes.checkStorable(store: path) }
         let sequence = try nextSequence(journal)
         let record: SealedRecord
         if prepared != nil {

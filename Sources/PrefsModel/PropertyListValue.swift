@@ -113,13 +113,16 @@ extension PropertyListValue {
     /// (``checkNesting()``), or larger than ``largestStoredSize`` (a ``StoreError`` of kind
     /// ``StoreError/Kind/tooLarge`` naming the key, its size and the limit).
     ///
+    /// Returns the size of the stored encoding, which the check had to find.
+    ///
     /// ```swift
     /// try PropertyListValue.string("dark").checkStorable(key: "theme", store: "MemoryStore")
     /// ```
-    package func checkStorable(key: String, store: String) throws {
+    @discardableResult
+    package func checkStorable(key: String, store: String) throws -> Int {
         try checkNesting()
         let size = storedEncodingCount
-        guard size > Self.largestStoredSize else { return }
+        guard size > Self.largestStoredSize else { return size }
         throw StoreError(
             kind: .tooLarge, store: store,
             message:

@@ -50,4 +50,34 @@ import Testing
         #expect(store.value(forKey: "largest") == .string(largest))
         #expect(throws: StoreError.self) { try store.setValue(.string(largest + "y"), forKey: "largest") }
     }
+
+    /// A transaction of many values, each within the limit, whose record would not fit in the
+    /// journal: refused whole with `.tooLarge` before it is encoded. (Past 4 GiB, the record's
+    /// 32-bit length trapped as the record was sealed, and encoding it took 4 GiB of memory.)
+    @Test func aTransactionLargerThanTheJournalIsRefusedBeforeItIsEncoded() throws {
+        let path = TestFiles.uniquePath("huge-transaction")
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "kept")
+        // One 8 MiB string shared by every value: the transaction itself takes 8 MiB of memory.
+        let large = PropertyListValue.string(
+            String(repeating: "z", count: PropertyListValue.largestStoredSize - 5))
+        let count = Int((UInt64(4) << 30) / UInt64(PropertyListValue.largestStoredSize)) + 8
+        var caught: StoreError?
+        do {
+            try store.transaction { t in
+                t["kept"] = .integer(2)
+                for index in 0..<count { t["v\(index)"] = large }
+            }
+        } catch let error as StoreError where error.kind == .tooLarge {
+            caught = error
+        }
+        let error = try #require(caught, "the transaction was not refused as too large")
+        #expect(error.message.contains("smaller transactions"), "\(error.message)")
+        #expect(error.keys.count == count + 1)
+        #expect(store.value(forKey: "kept") == .integer(1), "a refused transaction changed nothing")
+        #expect(store.value(forKey: "v0") == nil)
+        // A transaction that fits is still taken.
+        try store.transaction { t in for index in 0..<4 { t["v\(index)"] = large } }
+        #expect(store.value(forKey: "v3") == large)
+    }
 }
