@@ -378,7 +378,7 @@ enum Quality: String, PreferenceValue, CaseIterable { case low, high }
 func publishKeys() throws {
     let prefs = sqlite(argument(1))
     try prefs.publish([
-        Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: 0...1),
+        Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: .range(0...1)),
         Preferences.Key<Quality>("quality", default: .high, help: "Video quality"),
         Preferences.Key<String?>("nickname"),
     ])
@@ -396,7 +396,7 @@ func typedKeys() throws {
         store: sqlite(argument(1)).store,
         diagnostics: PreferenceDiagnostics { issue in FileHandle.standardError.write(Data("\(issue)\n".utf8))
         })
-    let count = Preferences.Key<Int>("count", default: 1, help: "How many", allowed: 0...100)
+    let count = Preferences.Key<Int>("count", default: 1, help: "How many", allowed: .range(0...100))
     let enabled = Preferences.Key<Bool>("enabled", default: false)
     let limits = Preferences.Key<[String: Int]>("limits", default: ["maxConnections": 10])
     let tags = Preferences.Key<[[Int]]>("tags", default: [])

@@ -144,7 +144,7 @@ struct Workloads {
     func publishingDescriptions() throws -> (raw: Double, first: Double, again: Double) {
         let keys = (0..<1_000).map { index in
             Preferences.Key<Double>(
-                "key.\(index)", default: 0.5, help: "Setting number \(index)", allowed: 0...1)
+                "key.\(index)", default: 0.5, help: "Setting number \(index)", allowed: .range(0...1))
         }
         let raw = RawSQLite(path: Scratch.path("publish-raw.sqlite"))
         let rawTime = Measure.nanosecondsPerOperation(operations: 200, repetitions: sizes.repetitions) {

@@ -122,31 +122,68 @@ extension Preferences {
             }
         }
 
-        /// Creates a key with a name and a default value, and what it is for when `help` is given
-        /// (for tools, such as `prefs describe`, and people).
+        /// Creates a key with a name and the value a read gives when nothing is stored.
         ///
-        /// An empty name is a programming error.
+        /// Every option goes with every other, and with the other two forms (a computed default,
+        /// an optional key): `help` says what the key is for (tools such as `prefs describe`
+        /// show it), `allowed` limits the values it takes, `storedAs` keeps the form older code
+        /// wrote, and `reading` reads what `UserDefaults` would. An empty name is a programming
+        /// error.
         ///
         /// ```swift
-        /// let volume = Preferences.Key<Double>("volume", default: 0.5)
-        /// let theme = Preferences.Key<String>("theme", default: "light", help: "The colour scheme")
+        /// let volume = Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: .range(0...1))
+        /// let theme = Preferences.Key<String>("theme", default: "light", reading: .likeUserDefaults)
         /// ```
-        public init(_ name: String, default defaultValue: Value, help: String? = nil) {
-            defaultSource = .value(defaultValue)
-            coding = nil
-            allowed = nil
-            isPlain = true
-            readsOlderJSON = Self.mayReadOlderJSON
-            super.init(validatedName: name, help: help)
+        public convenience init(
+            _ name: String, default defaultValue: Value, help: String? = nil, allowed: Preferences.Allowed<Value>? = nil,
+            storedAs form: Preferences.StoredForm<Value> = .propertyList,
+            reading rule: Preferences.ReadingRule<Value> = .strict
+        ) {
+            self.init(
+                name, defaultSource: .value(defaultValue), coding: KeyCoding.combining(form.coding, rule.coding),
+                help: help, allowed: allowed?.check)
         }
 
-        /// A key whose stored form differs from its type's own, or that declares what it is for
-        /// and which values it accepts.
+        /// Creates a key whose default is computed each time it is needed (when nothing usable is
+        /// stored), with the same options as ``init(_:default:help:allowed:storedAs:reading:)-(_,Value,_,_,_,_)``.
+        ///
+        /// ```swift
+        /// let firstLaunch = Preferences.Key<Date>("firstLaunch", default: { .now }, help: "When the app first ran")
+        /// ```
+        public convenience init(
+            _ name: String, default makeDefault: @escaping @Sendable () -> Value, help: String? = nil,
+            allowed: Preferences.Allowed<Value>? = nil, storedAs form: Preferences.StoredForm<Value> = .propertyList,
+            reading rule: Preferences.ReadingRule<Value> = .strict
+        ) {
+            self.init(
+                name, defaultSource: .computed(makeDefault), coding: KeyCoding.combining(form.coding, rule.coding),
+                help: help, allowed: allowed?.check)
+        }
+
+        /// Creates a key for an optional value, whose default is `nil`, with the same options as
+        /// ``init(_:default:help:allowed:storedAs:reading:)-(_,Value,_,_,_,_)``.
+        ///
+        /// ```swift
+        /// let username = Preferences.Key<String?>("username", help: "Who signed in last")
+        /// let endpoint = Preferences.Key<URL?>("endpoint", help: "The server", reading: .likeUserDefaults)
+        /// ```
+        public convenience init<Wrapped>(
+            _ name: String, help: String? = nil, allowed: Preferences.Allowed<Value>? = nil,
+            storedAs form: Preferences.StoredForm<Value> = .propertyList,
+            reading rule: Preferences.ReadingRule<Value> = .strict
+        ) where Value == Wrapped? {
+            self.init(
+                name, defaultSource: .value(nil), coding: KeyCoding.combining(form.coding, rule.coding), help: help,
+                allowed: allowed?.check)
+        }
+
+        /// A key whose stored form differs from its type's own, or that declares which values it
+        /// accepts (the library's own keys, and the public initializers above).
         init(
-            _ name: String, default defaultValue: Value, coding: KeyCoding<Value>?, help: String? = nil,
+            _ name: String, defaultSource: Default, coding: KeyCoding<Value>?, help: String? = nil,
             allowed: KeyAllowed<Value>? = nil
         ) {
-            defaultSource = .value(defaultValue)
+            self.defaultSource = defaultSource
             self.coding = coding
             self.allowed = allowed
             isPlain = coding == nil && allowed == nil
@@ -155,33 +192,12 @@ extension Preferences {
             super.init(validatedName: name, help: help)
         }
 
-        /// Creates a key whose default is computed each time it is needed (when nothing usable is
-        /// stored).
-        ///
-        /// ```swift
-        /// let firstLaunch = Preferences.Key<Date>("firstLaunch", default: { .now })
-        /// ```
-        public init(_ name: String, default makeDefault: @escaping @Sendable () -> Value) {
-            defaultSource = .computed(makeDefault)
-            coding = nil
-            allowed = nil
-            isPlain = true
-            readsOlderJSON = Self.mayReadOlderJSON
-            super.init(validatedName: name, help: nil)
-        }
-
-        /// Creates a key for an optional value, whose default is `nil`.
-        ///
-        /// ```swift
-        /// let username = Preferences.Key<String?>("username")
-        /// ```
-        public init<Wrapped>(_ name: String) where Value == Wrapped? {
-            defaultSource = .value(nil)
-            coding = nil
-            allowed = nil
-            isPlain = true
-            readsOlderJSON = Self.mayReadOlderJSON
-            super.init(validatedName: name, help: nil)
+        /// The same with a default value.
+        convenience init(
+            _ name: String, default defaultValue: Value, coding: KeyCoding<Value>?, help: String? = nil,
+            allowed: KeyAllowed<Value>? = nil
+        ) {
+            self.init(name, defaultSource: .value(defaultValue), coding: coding, help: help, allowed: allowed)
         }
 
         /// Whether the value type is `Decodable` and stored as neither a string nor data (nor

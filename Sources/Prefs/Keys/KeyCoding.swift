@@ -4,6 +4,8 @@ extension Preferences {
     /// The form a key's value takes in the store, when it must match what the code it replaces
     /// wrote (so that both versions of an app read each other's writes).
     ///
+    /// The forms a type does not have do not compile: `.jsonText` needs a `Codable` value.
+    ///
     /// ```swift
     /// // @AppStorage("languages") var languages: [String] (through `extension Array: RawRepresentable`)
     /// let languages = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
@@ -11,39 +13,78 @@ extension Preferences {
     /// struct Bookmark: Codable, PreferenceValue { var title: String }
     /// let recent = Preferences.Key<[Bookmark]>("recent", default: [], storedAs: .jsonTextPerElement)
     /// ```
-    public enum StoredForm: Sendable, Equatable {
+    public struct StoredForm<Value: PreferenceValue>: Sendable {
+        let coding: KeyCoding<Value>?
+
         /// The type's own property-list form (the default): readable by `prefs read`, `defaults`
         /// and plain `UserDefaults`.
-        case propertyList
-        /// One string holding the value as JSON, written with `JSONEncoder`: how
-        /// sindresorhus/Defaults before version 5 stores `Codable` values (and whole `[Codable]`
-        /// arrays), and how `@AppStorage` stores a collection made `RawRepresentable` through the
-        /// common `JSONEncoder` extension. Reads take either form.
-        case jsonText
-        /// A collection with each element as its own string of JSON: an array or a set as an
-        /// array of JSON strings, a dictionary as a dictionary of JSON strings. Exactly what
-        /// sindresorhus/Defaults 5 and later write for collections of `Codable` values (its
-        /// `ArrayBridge`, `SetBridge` and `DictionaryBridge` over its `CodableBridge`), so an app
-        /// rolled back to its Defaults release reads the new writes. Reads take this form, one
-        /// JSON text, or the property-list form.
-        case jsonTextPerElement
+        ///
+        /// ```swift
+        /// let volume = Preferences.Key<Double>("volume", default: 0.5, storedAs: .propertyList)
+        /// ```
+        public static var propertyList: Self { Self(coding: nil) }
     }
 
     /// How a key reads a stored value of another type than its own.
+    ///
+    /// `.likeUserDefaults` needs a type `UserDefaults` converts to (``UserDefaultsReadable``).
     ///
     /// ```swift
     /// // `defaults write com.example.app debugMenu -string YES` was honoured by bool(forKey:)
     /// let debugMenu = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
     /// ```
-    public enum ReadingRule: Sendable, Equatable {
+    public struct ReadingRule<Value: PreferenceValue>: Sendable {
+        let coding: KeyCoding<Value>?
+
         /// Only the type's own stored form; anything else reads as the default, reported to the
         /// diagnostics (the default).
-        case strict
-        /// `UserDefaults`' own conversions, as `bool(forKey:)`, `integer(forKey:)`,
-        /// `double(forKey:)`, `float(forKey:)`, `string(forKey:)` and `url(forKey:)` make them
-        /// (see ``UserDefaultsReadable``).
-        case likeUserDefaults
+        ///
+        /// ```swift
+        /// let launches = Preferences.Key<Int>("launches", default: 0, reading: .strict)
+        /// ```
+        public static var strict: Self { Self(coding: nil) }
     }
+}
+
+extension Preferences.StoredForm where Value: Codable {
+    /// One string holding the value as JSON, written with `JSONEncoder`: how
+    /// sindresorhus/Defaults before version 5 stores `Codable` values (and whole `[Codable]`
+    /// arrays), and how `@AppStorage` stores a collection made `RawRepresentable` through the
+    /// common `JSONEncoder` extension. Reads take either form.
+    ///
+    /// ```swift
+    /// let languages = Preferences.Key<[String]>("languages", default: [], storedAs: .jsonText)
+    /// ```
+    public static var jsonText: Self { Self(coding: .jsonText()) }
+
+    /// A collection with each element as its own string of JSON: an array or a set as an
+    /// array of JSON strings, a dictionary as a dictionary of JSON strings.
+    ///
+    /// Exactly what sindresorhus/Defaults 5 and later write for collections of `Codable` values
+    /// (its `ArrayBridge`, `SetBridge` and `DictionaryBridge` over its `CodableBridge`), so an app
+    /// rolled back to its Defaults release reads the new writes. Reads take this form, one JSON
+    /// text, or the property-list form. A value that is not a collection is one JSON text (as
+    /// Defaults writes it).
+    ///
+    /// ```swift
+    /// struct Bookmark: Codable, PreferenceValue { var title: String }
+    /// let recent = Preferences.Key<[Bookmark]>("recent", default: [], storedAs: .jsonTextPerElement)
+    /// ```
+    public static var jsonTextPerElement: Self {
+        let collection = Value.self as? any PerElementJSONCollection.Type
+        return Self(coding: collection?.perElementCoding() as? KeyCoding<Value> ?? .jsonText())
+    }
+}
+
+extension Preferences.ReadingRule where Value: UserDefaultsReadable {
+    /// `UserDefaults`' own conversions, as `bool(forKey:)`, `integer(forKey:)`,
+    /// `double(forKey:)`, `float(forKey:)`, `string(forKey:)` and `url(forKey:)` make them (see
+    /// ``UserDefaultsReadable``); writes store the key's own type.
+    ///
+    /// ```swift
+    /// let nickname = Preferences.Key<String?>("nickname", reading: .likeUserDefaults)
+    /// ```
+    public static var likeUserDefaults: Self { Self(coding: .likeUserDefaults()) }
 }
 
 /// How one key reads and writes its stored value when that differs from its type's own form
@@ -109,6 +150,17 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
             })
     }
 
+    /// A stored form and a reading rule together: the form's writes; reads in the form first,
+    /// then as the rule converts (a value older code stored as `UserDefaults` reads it).
+    static func combining(_ form: KeyCoding?, _ rule: KeyCoding?) -> KeyCoding? {
+        guard let form, let rule else { return form ?? rule }
+        return KeyCoding(
+            read: { stored in
+                do { return try form.read(stored) } catch { return try rule.read(stored) }
+            },
+            write: form.write)
+    }
+
     /// `UserDefaults`' conversion of what is stored (which includes the type's own form), or
     /// else what the type reads itself.
     static func likeUserDefaults() -> KeyCoding where Value: UserDefaultsReadable {
@@ -131,7 +183,7 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
 }
 
 /// The collections whose `.jsonTextPerElement` form is one JSON string per element.
-private protocol PerElementJSONCollection {
+protocol PerElementJSONCollection {
     /// The key coding of that form (a `KeyCoding<Self>`).
     static func perElementCoding() -> Any
 }
@@ -178,80 +230,14 @@ private func decodeLikeDefaults<Element: Decodable>(_ text: String) -> Element? 
     (try? JSONDecoder().decode([Element].self, from: Data("[\(text)]".utf8)))?.first
 }
 
-extension Preferences.Key {
-    /// Creates a key whose value is stored in the given form: `.jsonText` keeps the form the
-    /// code it replaces wrote, on write as well as on read, so a rollback reads the new writes.
-    ///
-    /// ```swift
-    /// struct Bookmark: Codable, PreferenceValue { var title: String }
-    /// let recent = Preferences.Key<[Bookmark]>("recent", default: [], storedAs: .jsonText)
-    /// ```
-    public convenience init(
-        _ name: String, default defaultValue: Value, storedAs form: Preferences.StoredForm
-    )
-    where Value: Codable {
-        self.init(name, default: defaultValue, coding: Self.coding(form))
-    }
-
-    /// The coding of `form` for this key's type: per element for an array, a set or a dictionary
-    /// of `Codable` values; one JSON text otherwise (a value that is not a collection is its one
-    /// element, and Defaults writes it so).
-    private static func coding(_ form: Preferences.StoredForm) -> KeyCoding<Value>? where Value: Codable {
-        switch form {
-        case .propertyList: return nil
-        case .jsonText: return .jsonText()
-        case .jsonTextPerElement:
-            let collection = Value.self as? any PerElementJSONCollection.Type
-            return collection?.perElementCoding() as? KeyCoding<Value> ?? .jsonText()
+/// An optional collection: absent, the key is removed (as in every form); present, the
+/// collection's own form (Defaults' `OptionalBridge` does the same).
+extension Optional: PerElementJSONCollection
+where Wrapped: PerElementJSONCollection & Codable & PreferenceValue {
+    static func perElementCoding() -> Any {
+        guard let inner = Wrapped.perElementCoding() as? KeyCoding<Wrapped>, let write = inner.write else {
+            return KeyCoding<Self>.jsonText()
         }
-    }
-
-    /// Creates an optional key whose value is stored in the given form (see
-    /// ``init(_:default:storedAs:)``).
-    ///
-    /// ```swift
-    /// struct Profile: Codable, PreferenceValue { var name: String }
-    /// let profile = Preferences.Key<Profile?>("profile", storedAs: .jsonText)
-    /// ```
-    public convenience init<Wrapped>(_ name: String, storedAs form: Preferences.StoredForm)
-    where Value == Wrapped?, Wrapped: Codable {
-        self.init(name, default: nil, coding: Self.optionalCoding(form))
-    }
-
-    /// The same for an optional: an absent value removes the key in every form, and a present
-    /// one is written as the wrapped type's form (Defaults' `OptionalBridge` does the same).
-    private static func optionalCoding<Wrapped: Codable>(_ form: Preferences.StoredForm) -> KeyCoding<Value>?
-    where Value == Wrapped? {
-        guard form == .jsonTextPerElement,
-            let collection = Wrapped.self as? any PerElementJSONCollection.Type,
-            let inner = collection.perElementCoding() as? KeyCoding<Wrapped>, let write = inner.write
-        else { return form == .propertyList ? nil : .jsonText() }
-        return KeyCoding(
-            read: { stored in try inner.read(stored) },
-            write: { value in try value.flatMap(write) })
-    }
-
-    /// Creates a key that reads a stored value of another type as `UserDefaults` would, with
-    /// `.likeUserDefaults` (a string `"YES"` as `true`, `"42"` as 42); writes store its own type.
-    ///
-    /// ```swift
-    /// let debugMenu = Preferences.Key<Bool>("debugMenu", default: false, reading: .likeUserDefaults)
-    /// ```
-    public convenience init(
-        _ name: String, default defaultValue: Value, reading rule: Preferences.ReadingRule
-    )
-    where Value: UserDefaultsReadable {
-        self.init(name, default: defaultValue, coding: rule == .likeUserDefaults ? .likeUserDefaults() : nil)
-    }
-
-    /// Creates an optional key that reads as `UserDefaults` would (see
-    /// ``init(_:default:reading:)``).
-    ///
-    /// ```swift
-    /// let nickname = Preferences.Key<String?>("nickname", reading: .likeUserDefaults)
-    /// ```
-    public convenience init<Wrapped>(_ name: String, reading rule: Preferences.ReadingRule)
-    where Value == Wrapped?, Wrapped: UserDefaultsReadable {
-        self.init(name, default: nil, coding: rule == .likeUserDefaults ? .likeUserDefaults() : nil)
+        return KeyCoding<Self>(read: { stored in try inner.read(stored) }, write: { value in try value.flatMap(write) })
     }
 }

@@ -19,38 +19,87 @@ struct KeyAllowed<Value: PreferenceValue>: Sendable {
         return KeyAllowed(accepts: { range.contains($0) }, published: .range(lower, upper))
     }
 
+    /// The listed values; for an optional key `nil` too (it removes the value, always allowed).
     static func list(_ values: [Value]) -> KeyAllowed where Value: Equatable {
         KeyAllowed(
-            accepts: { values.contains($0) },
+            accepts: { value in
+                guard !values.contains(value) else { return true }
+                do { return try Value.serialize(value) == nil } catch { return false }
+            },
             published: .values(values.compactMap { try? Value.serialize($0) }))
     }
 }
 
+extension Preferences {
+    /// The values a key accepts: a write of another throws, and a stored value outside reads as
+    /// the default (reported to the diagnostics). Tools see the same set (`prefs describe`).
+    ///
+    /// A range needs a `Comparable` value, a list an `Equatable` one; an optional key's range is
+    /// of its wrapped type, and `nil` (no value) is always accepted.
+    ///
+    /// ```swift
+    /// let volume = Preferences.Key<Double>("volume", default: 0.5, allowed: .range(0...1))
+    /// let quality = Preferences.Key<Int>("quality", default: 720, allowed: [480, 720, 1080])
+    /// let retries = Preferences.Key<Int?>("retries", allowed: .range(1...5))
+    /// ```
+    public struct Allowed<Value: PreferenceValue>: Sendable {
+        let check: KeyAllowed<Value>?
+    }
+}
+
+extension Preferences.Allowed where Value: Comparable {
+    /// The values of a range: `allowed: .range(0...1)`.
+    ///
+    /// ```swift
+    /// let volume = Preferences.Key<Double>("volume", default: 0.5, allowed: .range(0...1))
+    /// ```
+    public static func range(_ range: ClosedRange<Value>) -> Self {
+        Self(check: .range(range))
+    }
+}
+
+extension Preferences.Allowed {
+    /// An optional key's range: its wrapped values in `range`, and `nil`.
+    ///
+    /// ```swift
+    /// let retries = Preferences.Key<Int?>("retries", allowed: .range(1...5))
+    /// ```
+    public static func range<Wrapped: Comparable & PreferenceValue>(_ range: ClosedRange<Wrapped>) -> Self
+    where Value == Wrapped? {
+        Self(check: KeyAllowed<Wrapped>.range(range).map { $0.optional() })
+    }
+}
+
+extension Preferences.Allowed: ExpressibleByArrayLiteral where Value: Equatable {
+    /// The listed values: `allowed: [480, 720, 1080]` (an optional key accepts `nil` too).
+    ///
+    /// ```swift
+    /// let quality = Preferences.Key<Int>("quality", default: 720, allowed: [480, 720, 1080])
+    /// ```
+    public init(arrayLiteral values: Value...) {
+        check = .list(values)
+    }
+
+    /// The values of a list made elsewhere.
+    ///
+    /// ```swift
+    /// let sizes = [480, 720, 1080]
+    /// let quality = Preferences.Key<Int>("quality", default: 720, allowed: .values(sizes))
+    /// ```
+    public static func values(_ values: [Value]) -> Self {
+        Self(check: .list(values))
+    }
+}
+
+extension KeyAllowed {
+    /// The same check for an optional key of this type: `nil` passes, a value as here.
+    func optional() -> KeyAllowed<Value?> {
+        let accepts = self.accepts
+        return KeyAllowed<Value?>(accepts: { $0.map(accepts) ?? true }, published: published)
+    }
+}
+
 extension Preferences.Key {
-    /// Creates a key that accepts only values in `allowed`: a write of another throws, and a
-    /// stored value outside reads as the default (reported to the diagnostics).
-    ///
-    /// ```swift
-    /// let volume = Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: 0...1)
-    /// ```
-    public convenience init(
-        _ name: String, default defaultValue: Value, help: String? = nil, allowed: ClosedRange<Value>
-    ) where Value: Comparable {
-        self.init(name, default: defaultValue, coding: nil, help: help, allowed: .range(allowed))
-    }
-
-    /// Creates a key that accepts only the listed values (see ``init(_:default:help:allowed:)-(_,_,_,ClosedRange<Value>)``).
-    ///
-    /// ```swift
-    /// let quality = Preferences.Key<Int>("quality", default: 720, help: "Video lines", allowed: [480, 720, 1080])
-    /// ```
-    public convenience init(
-        _ name: String, default defaultValue: Value, help: String? = nil, allowed: [Value]
-    )
-    where Value: Equatable {
-        self.init(name, default: defaultValue, coding: nil, help: help, allowed: .list(allowed))
-    }
-
     /// The description ``keyDescription`` gives: the stored type from the value type (or from the
     /// default's stored form), the cases of an enum as its allowed values.
     func describe() -> Preferences.KeyDescription {

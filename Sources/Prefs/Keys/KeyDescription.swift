@@ -4,7 +4,7 @@ extension Preferences {
     /// The values a key accepts: a closed range, or a list.
     ///
     /// ```swift
-    /// let volume = Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: 0...1)
+    /// let volume = Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: .range(0...1))
     /// volume.keyDescription.allowed  // .range(.double(0), .double(1))
     /// ```
     public enum AllowedValues: Sendable, Equatable, CustomStringConvertible {

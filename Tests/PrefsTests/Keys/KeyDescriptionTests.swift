@@ -14,7 +14,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
 /// default.
 @Suite struct KeyDescriptionTests {
     static let volume = Preferences.Key<Double>(
-        "volume", default: 0.5, help: "Playback volume", allowed: 0...1)
+        "volume", default: 0.5, help: "Playback volume", allowed: .range(0...1))
 
     @Test func aWriteOutsideTheAllowedValuesThrowsAndStoresNothing() throws {
         let prefs = Preferences(store: MemoryStore())

@@ -37,7 +37,7 @@ import Testing
             reads.expectSame(
                 Preferences.Key<Bool>(name, default: false, reading: .likeUserDefaults), times: 2)
             reads.expectSame(Preferences.Key<Int>(name, default: 3, reading: .likeUserDefaults), times: 2)
-            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: 0...10), times: 2)
+            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: .range(0...10)), times: 2)
             reads.expectSame(
                 Preferences.Key<String>(name, default: "light", allowed: ["light", "dark"]), times: 2)
         }

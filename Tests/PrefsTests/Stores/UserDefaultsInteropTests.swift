@@ -67,7 +67,7 @@ import Testing
             reads.expectSame(Preferences.Key<Bool>(name, default: false))
             // Keys with a reading rule or allowed values: never the direct path.
             reads.expectSame(Preferences.Key<Bool>(name, default: false, reading: .likeUserDefaults))
-            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: 0...10))
+            reads.expectSame(Preferences.Key<Int>(name, default: 3, allowed: .range(0...10)))
             reads.expectSame(Preferences.Key<String>(name, default: "light", allowed: ["light", "dark"]))
         }
         reads.expectSameReports(atLeast: 41)

@@ -11,7 +11,7 @@ import Testing
 /// and where it comes from.
 @Suite struct StrictReadTests {
     static let count = Preferences.Key<Int>("count", default: 0)
-    static let level = Preferences.Key<Int>("level", default: 1, help: "Level", allowed: 1...10)
+    static let level = Preferences.Key<Int>("level", default: 1, help: "Level", allowed: .range(1...10))
     static let name = Preferences.Key<String>("name", default: "")
 
     @Test(arguments: StoreKind.allCases)
