@@ -229,8 +229,10 @@ public struct Preferences: Sendable {
     func fellBack<Value>(_ stored: PropertyListValue, for key: Key<Value>, because error: any Error) -> Value
     {
         let cause = error as? PreferenceError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
-        diagnostics.report(
-            PreferenceIssue(key: key.name, store: store.description, kind: .readFellBackToDefault(cause)))
+        var issue = PreferenceIssue(
+            key: key.name, store: store.description, kind: .readFellBackToDefault(cause))
+        issue.defaultIsNil = key.encodedDefault == nil && Value.self is any ExpressibleByNilLiteral.Type
+        diagnostics.report(issue)
         return key.defaultValue
     }
 

@@ -63,7 +63,10 @@ package enum ExpiringActivity {
         /// progress, and none starts after it (`nil` then, `body` not run).
         ///
         /// ```swift
-        /// guard let written = try expiry.step({ try store.setValue(.integer(1), forKey: "k") }) else { return }
+        /// ExpiringActivity.runInSteps("writing") { expiry in
+        ///     let written = expiry.step { 1 + 1 }  // nil once the time was taken back
+        ///     print(written ?? 0)
+        /// } refused: {}
         /// ```
         package func step<Result>(_ body: () throws -> Result) rethrows -> Result? {
             try steps.withLock { _ in isExpired ? nil : try body() }
@@ -120,8 +123,8 @@ package enum ExpiringActivity {
     ///
     /// ```swift
     /// ExpiringActivity.runInSteps("syncing") { expiry in
-    ///     let answer = fetchFromTheServer()  // no lock held: the app may be suspended here
-    ///     _ = expiry.step { save(answer) }  // never started after the expiry
+    ///     let answer = [1, 2, 3].reduce(0, +)  // the network, holding no lock: may be suspended here
+    ///     _ = expiry.step { print(answer) }  // the local write: never started after the expiry
     /// } refused: {
     ///     // asked for again later
     /// }

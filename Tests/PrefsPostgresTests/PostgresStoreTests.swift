@@ -41,7 +41,8 @@
             let server = try PostgresServer()
             defer { server.remove() }
             let prefs = Preferences(store: try PostgresStore(url: server.url, namespace: "checkout"))
-            let limit = Preferences.Key<Int>("limit", default: 50, help: "Items per order", allowed: .range(1...500))
+            let limit = Preferences.Key<Int>(
+                "limit", default: 50, help: "Items per order", allowed: .range(1...500))
             try prefs.publish([limit])
             let other = Preferences(store: try PostgresStore(url: server.url, namespace: "checkout"))
             #expect(other.keyDescriptions()["limit"] == limit.keyDescription)

@@ -11,7 +11,7 @@ extension UserDefaults {
     }
 }
 
-/// Keys for every typed shortcut of the enum-case style (`string`, `int` …).
+/// Keys of every standard type, read through the forms without `in:` (`Preferences.standard`).
 enum ShortcutProbe: String, PreferenceKeyNamespace {
     case text, number, real, flag, when, bytes, link, list, map
 }
@@ -26,15 +26,14 @@ func seedArticle() {
     UserDefaults.TestData.name.store(value: "name")
     let storeValue = UserDefaults.TestData.name.storedString
     report("storedString", storeValue)
-    report("uniqueKey", UserDefaults.TestData.name.uniqueKey)
+    report("storedName", UserDefaults.TestData.name.storedName)
     report("standard", Preferences.standard.store.value(forKey: "TestData.name"))
-    report("storedValue", UserDefaults.TestData.name.storedValue as? String)
-    report("storedBool of a string", UserDefaults.TestData.name.storedBool)
     UserDefaults.TestData.name.store(value: true)
-    report("storedBool", UserDefaults.TestData.name.storedBool)
+    report("bool", UserDefaults.TestData.name.value(as: Bool.self))
 }
 
-/// The `namespace-shortcuts` mode: stores through `store(_:)` and reads every typed shortcut.
+/// The `namespace-shortcuts` mode: stores through `store(_:)` and reads each type with
+/// `value(as:)`, all on `Preferences.standard`.
 func namespaceShortcuts() {
     ShortcutProbe.text.store("Zhuo")
     ShortcutProbe.number.store(7)
@@ -45,16 +44,16 @@ func namespaceShortcuts() {
     ShortcutProbe.link.store(URL(string: "mailto:a@b.c")!)
     ShortcutProbe.list.store([1, 2])
     ShortcutProbe.map.store(["a": true])
-    report("string", ShortcutProbe.text.string)
-    report("int", ShortcutProbe.number.int)
-    report("double", ShortcutProbe.real.double)
-    report("bool", ShortcutProbe.flag.bool)
-    report("date", ShortcutProbe.when.date?.timeIntervalSince1970)
-    report("data", ShortcutProbe.bytes.data.map { Array($0) })
-    report("url", ShortcutProbe.link.url?.absoluteString)
-    report("array", ShortcutProbe.list.array)
-    report("dictionary", ShortcutProbe.map.dictionary)
-    report("int of a string", ShortcutProbe.text.int)
+    report("string", ShortcutProbe.text.value(as: String.self))
+    report("int", ShortcutProbe.number.value(as: Int.self))
+    report("double", ShortcutProbe.real.value(as: Double.self))
+    report("bool", ShortcutProbe.flag.value(as: Bool.self))
+    report("date", ShortcutProbe.when.value(as: Date.self)?.timeIntervalSince1970)
+    report("data", ShortcutProbe.bytes.value(as: Data.self).map { Array($0) })
+    report("url", ShortcutProbe.link.value(as: URL.self)?.absoluteString)
+    report("array", ShortcutProbe.list.value(as: [Int].self))
+    report("dictionary", ShortcutProbe.map.value(as: [String: Bool].self))
+    report("int of a string", ShortcutProbe.text.value(as: Int.self))
     report("hasValue", ShortcutProbe.text.hasValue())
     ShortcutProbe.text.remove()
     report("hasValue after remove", ShortcutProbe.text.hasValue())

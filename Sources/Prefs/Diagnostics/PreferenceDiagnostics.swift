@@ -34,6 +34,9 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     public let store: String
     /// What happened.
     public let kind: Kind
+    /// For a read that fell back: the key's default is `nil` (an optional key, or the
+    /// enum-case style's `value(as:)`), which the read gives instead.
+    package var defaultIsNil = false
 
     /// An issue about `key` (empty for the store as a whole) in the store described by `store`.
     package init(key: String, store: String, kind: Kind) {
@@ -50,7 +53,7 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .readFellBackToDefault(let cause):
-            "prefs: \"\(key)\" in \(store): \(cause); using the default"
+            "prefs: \"\(key)\" in \(store): \(cause); \(defaultIsNil ? "reading nil, the key's default" : "using the default")"
         case .writeFailed(let error as PreferenceError):
             "prefs: \(error); the stored value is unchanged"
         case .writeFailed(let error):

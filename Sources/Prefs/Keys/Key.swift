@@ -135,12 +135,14 @@ extension Preferences {
         /// let theme = Preferences.Key<String>("theme", default: "light", reading: .likeUserDefaults)
         /// ```
         public convenience init(
-            _ name: String, default defaultValue: Value, help: String? = nil, allowed: Preferences.Allowed<Value>? = nil,
+            _ name: String, default defaultValue: Value, help: String? = nil,
+            allowed: Preferences.Allowed<Value>? = nil,
             storedAs form: Preferences.StoredForm<Value> = .propertyList,
             reading rule: Preferences.ReadingRule<Value> = .strict
         ) {
             self.init(
-                name, defaultSource: .value(defaultValue), coding: KeyCoding.combining(form.coding, rule.coding),
+                name, defaultSource: .value(defaultValue),
+                coding: KeyCoding.combining(form.coding, rule.coding),
                 help: help, allowed: allowed?.check)
         }
 
@@ -152,11 +154,13 @@ extension Preferences {
         /// ```
         public convenience init(
             _ name: String, default makeDefault: @escaping @Sendable () -> Value, help: String? = nil,
-            allowed: Preferences.Allowed<Value>? = nil, storedAs form: Preferences.StoredForm<Value> = .propertyList,
+            allowed: Preferences.Allowed<Value>? = nil,
+            storedAs form: Preferences.StoredForm<Value> = .propertyList,
             reading rule: Preferences.ReadingRule<Value> = .strict
         ) {
             self.init(
-                name, defaultSource: .computed(makeDefault), coding: KeyCoding.combining(form.coding, rule.coding),
+                name, defaultSource: .computed(makeDefault),
+                coding: KeyCoding.combining(form.coding, rule.coding),
                 help: help, allowed: allowed?.check)
         }
 
@@ -173,7 +177,8 @@ extension Preferences {
             reading rule: Preferences.ReadingRule<Value> = .strict
         ) where Value == Wrapped? {
             self.init(
-                name, defaultSource: .value(nil), coding: KeyCoding.combining(form.coding, rule.coding), help: help,
+                name, defaultSource: .value(nil), coding: KeyCoding.combining(form.coding, rule.coding),
+                help: help,
                 allowed: allowed?.check)
         }
 

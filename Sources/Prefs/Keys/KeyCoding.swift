@@ -47,8 +47,9 @@ extension Preferences {
 }
 
 extension Preferences.StoredForm where Value: Codable {
-    /// One string holding the value as JSON, written with `JSONEncoder`: how
-    /// sindresorhus/Defaults before version 5 stores `Codable` values (and whole `[Codable]`
+    /// One string holding the value as JSON, written with `JSONEncoder`.
+    ///
+    /// How sindresorhus/Defaults before version 5 stores `Codable` values (and whole `[Codable]`
     /// arrays), and how `@AppStorage` stores a collection made `RawRepresentable` through the
     /// common `JSONEncoder` extension. Reads take either form.
     ///
@@ -238,6 +239,7 @@ where Wrapped: PerElementJSONCollection & Codable & PreferenceValue {
         guard let inner = Wrapped.perElementCoding() as? KeyCoding<Wrapped>, let write = inner.write else {
             return KeyCoding<Self>.jsonText()
         }
-        return KeyCoding<Self>(read: { stored in try inner.read(stored) }, write: { value in try value.flatMap(write) })
+        return KeyCoding<Self>(
+            read: { stored in try inner.read(stored) }, write: { value in try value.flatMap(write) })
     }
 }

@@ -31,8 +31,10 @@ struct KeyAllowed<Value: PreferenceValue>: Sendable {
 }
 
 extension Preferences {
-    /// The values a key accepts: a write of another throws, and a stored value outside reads as
-    /// the default (reported to the diagnostics). Tools see the same set (`prefs describe`).
+    /// The values a key accepts.
+    ///
+    /// A write of another throws, and a stored value outside reads as the default (reported to
+    /// the diagnostics). Tools see the same set (`prefs describe`).
     ///
     /// A range needs a `Comparable` value, a list an `Equatable` one; an optional key's range is
     /// of its wrapped type, and `nil` (no value) is always accepted.

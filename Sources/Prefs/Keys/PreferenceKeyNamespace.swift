@@ -3,12 +3,15 @@ import Foundation
 /// A `String` enum whose cases are preference keys, stored as `TypeName.case`.
 ///
 /// A key is a card you take to the bank: the type name on it keeps two enums' `name` cases apart.
+/// Each call names the value's type (`store` takes it from the value), and the preferences it
+/// reads or writes (`Preferences.standard` when none is given).
 ///
 /// ```swift
 /// enum Account: String, PreferenceKeyNamespace { case name, age }
-/// Account.name.store("Zhuo")           // stored under "Account.name"
-/// Account.name.string                  // "Zhuo"
-/// Account.age.value(as: Int.self)      // nil until stored
+/// Account.name.store("Zhuo")                  // stored under "Account.name"
+/// Account.name.value(as: String.self)         // "Zhuo"
+/// Account.age.value(as: Int.self, in: prefs)  // nil until stored
+/// Account.name.remove()
 /// ```
 ///
 /// Customise the stored names with ``keyPrefix``: another prefix, or `nil` for the bare case names.
@@ -48,9 +51,10 @@ extension PreferenceKeyNamespace {
         Preferences.Key(storedName, default: defaultValue)
     }
 
-    /// Stores any storable value under this case (`nil` removes it).
+    /// Stores any storable value under this case.
     ///
-    /// A failure is reported to the preferences' diagnostics and leaves the stored value as it was.
+    /// A failure is reported to the preferences' diagnostics and leaves the stored value as it
+    /// was. To remove the value, call ``remove(in:)``.
     ///
     /// ```swift
     /// Account.age.store(30)
@@ -59,6 +63,14 @@ extension PreferenceKeyNamespace {
     public func store<Value: PreferenceValue>(_ value: Value, in preferences: Preferences = .standard) {
         preferences[Preferences.Key<Value>(storedName, default: value)] = value
     }
+
+    /// `store(nil)` names no type to store: ``remove(in:)`` removes the value.
+    ///
+    /// ```swift
+    /// Account.name.remove(in: prefs)  // not store(nil, in: prefs)
+    /// ```
+    @available(*, unavailable, message: "to remove the stored value, call remove(in:)")
+    public func store(_ nothing: Never?, in preferences: Preferences = .standard) {}
 
     /// The stored value as `Value`, or `nil` when nothing is stored or it is of another type (which
     /// is reported to the diagnostics).
@@ -91,23 +103,4 @@ extension PreferenceKeyNamespace {
     public func hasValue(in preferences: Preferences = .standard) -> Bool {
         preferences.hasValue(for: Preferences.Key<String?>(storedName))
     }
-
-    /// The stored string in `Preferences.standard`, or `nil`.
-    public var string: String? { value(as: String.self) }
-    /// The stored integer in `Preferences.standard`, or `nil`.
-    public var int: Int? { value(as: Int.self) }
-    /// The stored real in `Preferences.standard`, or `nil`.
-    public var double: Double? { value(as: Double.self) }
-    /// The stored Boolean in `Preferences.standard`, or `nil`.
-    public var bool: Bool? { value(as: Bool.self) }
-    /// The stored date in `Preferences.standard`, or `nil`.
-    public var date: Date? { value(as: Date.self) }
-    /// The stored data in `Preferences.standard`, or `nil`.
-    public var data: Data? { value(as: Data.self) }
-    /// The stored URL in `Preferences.standard`, or `nil`.
-    public var url: URL? { value(as: URL.self) }
-    /// The stored array in `Preferences.standard`, or `nil`.
-    public var array: [PropertyListValue]? { value(as: [PropertyListValue].self) }
-    /// The stored dictionary in `Preferences.standard`, or `nil`.
-    public var dictionary: [String: PropertyListValue]? { value(as: [String: PropertyListValue].self) }
 }

@@ -1,10 +1,10 @@
 import Foundation
 
 // Compatibility with the article Prefs grew from ("enum-case keys for UserDefaults"): its sample
-// compiles unchanged on Prefs, storing under `TestData.name` as the article says. These are thin
-// names over `PreferenceKeyNamespace`, not a second API; new code uses that protocol directly.
+// compiles unchanged on Prefs, storing under `TestData.name` as the article says. Two thin names
+// over `PreferenceKeyNamespace`, on the article's own protocol only; new code uses that protocol.
 
-/// The article's name for ``PreferenceKeyNamespace``.
+/// The article's protocol: ``PreferenceKeyNamespace`` with the article's two calls.
 ///
 /// ```swift
 /// extension UserDefaults {
@@ -13,17 +13,11 @@ import Foundation
 /// UserDefaults.TestData.name.store(value: "name")
 /// let stored = UserDefaults.TestData.name.storedString  // "name"
 /// ```
-public typealias UserDefaultSettable = PreferenceKeyNamespace
+public protocol UserDefaultSettable: PreferenceKeyNamespace {}
 
-extension PreferenceKeyNamespace {
-    /// The article's name for ``storedName``: `TypeName.case`.
-    ///
-    /// ```swift
-    /// UserDefaults.TestData.name.uniqueKey  // "TestData.name"
-    /// ```
-    public var uniqueKey: String { storedName }
-
-    /// The article's `store(value:)`: ``store(_:in:)`` in `Preferences.standard`.
+extension UserDefaultSettable {
+    /// The article's `store(value:)`: ``PreferenceKeyNamespace/store(_:in:)`` in
+    /// `Preferences.standard`.
     ///
     /// ```swift
     /// UserDefaults.TestData.name.store(value: "name")
@@ -32,28 +26,10 @@ extension PreferenceKeyNamespace {
         store(value)
     }
 
-    /// The article's `storedValue`: the stored value as a Foundation object (`String`, `NSNumber`,
-    /// `Date`, `Data`, arrays and dictionaries of them), or `nil`.
-    ///
-    /// ```swift
-    /// UserDefaults.TestData.name.storedValue as? String  // "name"
-    /// ```
-    public var storedValue: Any? {
-        Preferences.standard.store.value(forKey: storedName)?.foundationObject
-    }
-
-    /// The article's `storedString`: ``string``.
+    /// The article's `storedString`: the stored string in `Preferences.standard`, or `nil`.
     ///
     /// ```swift
     /// UserDefaults.TestData.name.storedString  // "name", or nil
     /// ```
-    public var storedString: String? { string }
-
-    /// The article's `storedBool`: the stored Boolean, `false` when none is stored (as
-    /// `UserDefaults.bool(forKey:)`).
-    ///
-    /// ```swift
-    /// UserDefaults.TestData.name.storedBool  // false
-    /// ```
-    public var storedBool: Bool { bool ?? false }
+    public var storedString: String? { value(as: String.self) }
 }

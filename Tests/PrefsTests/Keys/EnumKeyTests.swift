@@ -67,9 +67,11 @@ extension Preferences.Keys {
         Account.age.store("thirty", in: prefs)
         #expect(Account.age.value(as: Int.self, in: prefs) == nil)
         #expect(issues.issues.map(\.key) == ["Account.age"])
+        // The message says what the read gives: nil (not "the default", which it has none of).
+        #expect(issues.issues.first?.description.hasSuffix("reading nil, the key's default") == true)
     }
 
-    /// The shortcuts (`string`, `int` …, and the forms without `in:`) read `Preferences.standard`
+    /// The forms without `in:` read `Preferences.standard`
     /// alone, which in the test process is the user's own: they run in the test helper
     /// (`namespace-shortcuts`), on Linux only, with a throwaway `XDG_CONFIG_HOME`.
     #if os(Linux)
@@ -81,8 +83,7 @@ extension Preferences.Keys {
             #expect(
                 output.stdout.components(separatedBy: "\n") == [
                     "string: Zhuo", "int: 7", "double: 0.5", "bool: true", "date: 60.0", "data: [1]",
-                    "url: mailto:a@b.c", "array: \([PropertyListValue.integer(1), .integer(2)])",
-                    "dictionary: \(["a": PropertyListValue.bool(true)])",
+                    "url: mailto:a@b.c", "array: [1, 2]", "dictionary: [\"a\": true]",
                     "int of a string: nil", "hasValue: true", "hasValue after remove: false",
                     "value after remove: nil",
                 ])

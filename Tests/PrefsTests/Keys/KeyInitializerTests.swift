@@ -23,7 +23,8 @@ import Testing
         let profile = Preferences.Key<Profile?>("profile", help: "Who", storedAs: .jsonText)
         prefs[profile] = Profile(name: "Zhuo")
         guard case .string(let text)? = prefs.store.value(forKey: "profile") else {
-            Issue.record("not stored as JSON text: \(String(describing: prefs.store.value(forKey: "profile")))")
+            Issue.record(
+                "not stored as JSON text: \(String(describing: prefs.store.value(forKey: "profile")))")
             return
         }
         #expect(text.contains("Zhuo"))
@@ -57,7 +58,11 @@ import Testing
         let prefs = IssueRecorder().preferences()
         let calls = Locked(0)
         let level = Preferences.Key<Int>(
-            "level", default: { calls.withLock { $0 += 1 }; return 2 }, help: "The level", allowed: .range(1...3))
+            "level",
+            default: {
+                calls.withLock { $0 += 1 }
+                return 2
+            }, help: "The level", allowed: .range(1...3))
         #expect(prefs[level] == 2)
         #expect(calls.withLock { $0 } >= 1, "computed when nothing is stored")
         #expect(throws: PreferenceError.self) { try prefs.set(7, for: level) }
@@ -73,7 +78,8 @@ import Testing
     /// `UserDefaults` would convert.
     @Test func aStoredFormAndAReadingRuleGoTogether() throws {
         let prefs = IssueRecorder().preferences(MemoryStore(["flag": .string("YES")]))
-        let flag = Preferences.Key<Bool>("flag", default: false, storedAs: .jsonText, reading: .likeUserDefaults)
+        let flag = Preferences.Key<Bool>(
+            "flag", default: false, storedAs: .jsonText, reading: .likeUserDefaults)
         #expect(prefs[flag] == true, "read as bool(forKey:) reads \"YES\"")
         prefs[flag] = false
         #expect(prefs.store.value(forKey: "flag") == .string("false"), "written as JSON text")

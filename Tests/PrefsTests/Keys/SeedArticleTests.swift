@@ -25,9 +25,8 @@ extension UserDefaults {
             #expect(output.status == 0, "\(output.stderr)")
             #expect(
                 output.stdout.components(separatedBy: "\n") == [
-                    "storedString: name", "uniqueKey: TestData.name",
-                    "standard: \(PropertyListValue.string("name"))",
-                    "storedValue: name", "storedBool of a string: false", "storedBool: true",
+                    "storedString: name", "storedName: TestData.name",
+                    "standard: \(PropertyListValue.string("name"))", "bool: true",
                 ])
             let file = home.appendingPathComponent("prefs/PrefsTestHelper.sqlite").path
             #expect(try SQLiteStore(path: file).value(forKey: "TestData.name") == .bool(true))
@@ -36,7 +35,7 @@ extension UserDefaults {
 
     @Test func theSamplesKeyIsTypeNameDotCase() {
         let prefs = IssueRecorder().preferences()
-        #expect(UserDefaults.TestData.name.uniqueKey == "TestData.name")
+        #expect(UserDefaults.TestData.name.storedName == "TestData.name")
         UserDefaults.TestData.name.store("name", in: prefs)
         #expect(prefs.store.value(forKey: "TestData.name") == .string("name"))
     }
