@@ -345,7 +345,9 @@ struct RecordScan {
     init(journal: Journal, from offset: Int, to end: Int, after sequence: UInt64) {
         self.journal = journal
         self.offset = offset
-        self.end = end
+        // Never past the mapping, whatever a damaged header says the end of records is (the
+        // records' own lengths are checked against `end`, so this bounds every read).
+        self.end = min(end, Journal.Layout.reservation)
         lastSequence = sequence
         copy = nil
     }

@@ -151,8 +151,24 @@ public final class SyncedStore: PreferenceStore {
     private func tryForTheLink() {
         guard let link else { return }
         queue.asyncAfter(deadline: .now() + link.waitBeforeTrying.timeInterval) { [weak self] in
-            guard let self, let link = self.link else { return }
-            if link.tryToHold() { becomeTheLink() } else { tryForTheLink() }
+            guard let self else { return }
+            lookAtTheLink { [self] held in
+                if held == true { queue.async { [self] in becomeTheLink() } } else { tryForTheLink() }
+            }
+        }
+    }
+
+    /// Tries to hold or renew the link (``SyncLink/tryToHold()``: a file lock for a 40-byte read
+    /// and write) as one step of the system's background time, then calls `then` with the
+    /// answer; `nil` when the system refused the time or took it back first (an app suspended
+    /// holding the lock in an App Group container is ended, `0xdead10cc`).
+    private func lookAtTheLink(then: @escaping @Sendable (Bool?) -> Void) {
+        guard let link else { return then(nil) }
+        ExpiringActivity.runInSteps("looking at the sync link of \(self)", system: expiringActivity) {
+            expiry in
+            then(expiry.step { link.tryToHold() })
+        } refused: {
+            then(nil)
         }
     }
 
@@ -161,16 +177,20 @@ public final class SyncedStore: PreferenceStore {
     private func keepTheLink() {
         guard let link else { return }
         queue.asyncAfter(deadline: .now() + link.renewalInterval.timeInterval) { [weak self] in
-            guard let self, let link = self.link else { return }
-            if link.tryToHold() { return keepTheLink() }
-            // Another process talks to the remote now: stop hearing it and the pending writes.
-            for observation in observations.withLock({ all in
-                defer { all = [] }
-                return all
-            }) {
-                observation.cancel()
+            guard let self else { return }
+            lookAtTheLink { [self] held in
+                // Not renewed this time (no background time): the next renewal tries; a lease
+                // that lapses meanwhile goes to another process, which this one then sees.
+                guard held == false else { return keepTheLink() }
+                // Another process talks to the remote now: stop hearing it and the pending writes.
+                for observation in observations.withLock({ all in
+                    defer { all = [] }
+                    return all
+                }) {
+                    observation.cancel()
+                }
+                tryForTheLink()
             }
-            tryForTheLink()
         }
     }
 
@@ -206,21 +226,35 @@ public final class SyncedStore: PreferenceStore {
             guard event == .accountChanged else { return scheduleSync(soonerThanPlanned: true) }
             // On the store's queue, not the notifying thread (the system's, on Apple platforms),
             // which must not wait for a sync in progress; the sync it asks for comes after.
-            queue.async { [self] in
-                do {
-                    try forgetSyncedValues()
-                } catch {
-                    diagnostics.report(
-                        PreferenceIssue(
-                            key: "", store: description,
-                            kind: .storeNotice(
-                                "the account changed, and the synced values could not be removed: \(error)")
-                        ))
-                }
-                scheduleSync(soonerThanPlanned: true)
-            }
+            queue.async { [self] in forgetForTheNewAccount() }
         }
         observations.withLock { $0.append(hints) }
+    }
+
+    /// Forgets the other account's values in the system's background time (the removal is a
+    /// local write); asked for again a second later while the system refuses the time or takes
+    /// it back first, then syncs.
+    private func forgetForTheNewAccount() {
+        ExpiringActivity.runInSteps(
+            "forgetting the other account's values in \(self)", system: expiringActivity
+        ) {
+            [self] expiry in
+            do {
+                try forgetSyncedValues(expiry: expiry)
+            } catch let error as StoreError where error.kind == .expired {
+                return queue.asyncAfter(deadline: .now() + 1) { [self] in forgetForTheNewAccount() }
+            } catch {
+                diagnostics.report(
+                    PreferenceIssue(
+                        key: "", store: description,
+                        kind: .storeNotice(
+                            "the account changed, and the synced values could not be removed: \(error)")
+                    ))
+            }
+            scheduleSync(soonerThanPlanned: true)
+        } refused: { [self] in
+            queue.asyncAfter(deadline: .now() + 1) { [self] in forgetForTheNewAccount() }
+        }
     }
 
     /// `SyncedStore(local ⇄ remote)`.
@@ -333,7 +367,7 @@ public final class SyncedStore: PreferenceStore {
             if let failed = lastFailure.withLock({ $0 }), failed.ended > requested { throw failed.error }
             let started = Date()
             do {
-                let since = local.value(forKey: Self.cursorKey)
+                let since = try locally { local.value(forKey: Self.cursorKey) }
                 let hearing = asking ? nil : remote as? any SyncRemoteHearingPushes
                 let (entries, cursor) = try hearing?.pullHeard(after: since) ?? remote.pull(after: since)
                 try merge(entries, cursor: cursor, complete: since == nil)
@@ -403,9 +437,13 @@ public final class SyncedStore: PreferenceStore {
     ///
     /// What the remote held belonged to another account. This replica's writes not sent yet go
     /// too (they were that account's), each reported.
-    package func forgetSyncedValues() throws {
+    ///
+    /// `expiry`: the system's background time it runs in; the removal is its one step.
+    package func forgetSyncedValues(expiry: ExpiringActivity.Expiry? = nil) throws {
         let forgotten = try cycle.withLock { _ in
-            try local.transaction { t -> [String] in
+            cycleExpiry.withLock { $0 = expiry }
+            defer { cycleExpiry.withLock { $0 = nil } }
+            return try writeLocally { t -> [String] in
                 var pending: [String] = []
                 for name in t.keys where name.hasPrefix(Self.markPrefix) {
                     let key = String(name.dropFirst(Self.markPrefix.count))
@@ -434,7 +472,7 @@ public final class SyncedStore: PreferenceStore {
     /// keys: a quota, a size limit) stay pending, each reported once; the others are sent again
     /// (the remote may have taken them or not), and the error is thrown for ``status`` to show.
     private func push() throws {
-        let pending = pendingEntries()
+        let pending = try locally { pendingEntries() }
         guard !pending.isEmpty else { return }
         var refused: [SyncEntry] = []
         var untaken: Set<String> = []
@@ -545,15 +583,23 @@ public final class SyncedStore: PreferenceStore {
     /// container must not hold (`0xdead10cc`). The system's expiry call waits for a write in
     /// progress; none starts after.
     private func writeLocally<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        guard let expiry = cycleExpiry.withLock({ $0 }) else { return try local.transaction(body) }
-        guard let written = try expiry.step({ try local.transaction(body) }) else {
+        try locally { try local.transaction(body) }
+    }
+
+    /// A sync's use of the local store, as one step of its background time.
+    ///
+    /// A read too may open SQLite (catching up with records another process moved there), which
+    /// takes its locks.
+    private func locally<Result>(_ body: () throws -> Result) throws -> Result {
+        guard let expiry = cycleExpiry.withLock({ $0 }) else { return try body() }
+        guard let done = try expiry.step(body) else {
             throw StoreError(
                 kind: .expired, store: description,
                 message:
-                    "the system took the background time back before this sync wrote the local store; it syncs again later"
+                    "the system took the background time back before this sync used the local store; it syncs again later"
             )
         }
-        return written
+        return done
     }
 
     /// Whether a sync is planned (a retry, or one a write or a hint asked for), for the tests.

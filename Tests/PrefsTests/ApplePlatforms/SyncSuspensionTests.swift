@@ -71,6 +71,38 @@ import Testing
         #expect(await eventually { store.status.pendingKeys.isEmpty }, "the next sync did not follow")
     }
 
+    /// The link's lease is held and renewed inside the system's background time (each look is
+    /// a file lock in the App Group container): while the system refuses it, nothing is renewed
+    /// and the lease lapses, as it would for a suspended app; given time, it is held again.
+    @Test func theLinksLeaseIsRenewedOnlyInBackgroundTime() async throws {
+        let path = TestFiles.uniquePath("link-in-background-time")
+        let lease = Duration.milliseconds(900)
+        let refusingLinkLooks = Locked(false)
+        let linkLooks = Locked(0)
+        let system: ExpiringActivity.System = { reason, respond in
+            let looksAtTheLink = reason.hasPrefix("looking at the sync link")
+            if looksAtTheLink { linkLooks.withLock { $0 += 1 } }
+            let refuse = looksAtTheLink && refusingLinkLooks.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+        let store = try SyncedStore(
+            local: SQLiteStore(path: path), remote: MemoryRemote(MemorySyncServer()), syncing: .all,
+            diagnostics: IssueRecorder().diagnostics, automatically: true, now: { 1_000 },
+            linkLease: lease, expiringActivity: system)
+        let linkPath = path + ".sync-link"
+        #expect(await eventually { SyncLink.holder(path: linkPath, lease: lease) == getpid() }, "never held")
+        #expect(
+            await eventually { linkLooks.withLock { $0 } >= 3 }, "the renewals asked for no background time")
+        refusingLinkLooks.withLock { $0 = true }
+        #expect(
+            await eventually { SyncLink.holder(path: linkPath, lease: lease) == nil },
+            "renewed while the system refused the time")
+        refusingLinkLooks.withLock { $0 = false }
+        #expect(
+            await eventually { SyncLink.holder(path: linkPath, lease: lease) == getpid() }, "not held again")
+        withExtendedLifetime(store) {}
+    }
+
     /// While the system refuses background time, the store's syncs wait; it asks again each
     /// second, and the write goes once the time is given.
     @Test func aRefusedSyncIsAskedForAgain() async throws {
