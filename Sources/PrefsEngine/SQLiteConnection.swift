@@ -202,6 +202,22 @@ final class SQLiteConnection {
         return value
     }
 
+    /// Whether SQLite opened the file for reading only (asked for writing, it falls back to
+    /// reading where the file or its file system cannot be written).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Keeps `-wal` and `-shm` when this connection is the last to close (SQLite deletes them
+    /// otherwise, and makes them anew at the next open).
+    ///
+    /// A store closes its connection between uses, and a file made anew takes its folder's data
+    /// protection class, not the store's: while a device is locked, a folder of class
+    /// `complete` refuses the new file, and every catch-up and move would fail. Kept, they keep
+    /// the class the store gave them once (``SQLiteStore/FileProtection``).
+    func keepsJournalFilesWhenClosed() {
+        var keep: Int32 = 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &keep)
+    }
+
     /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)

@@ -110,7 +110,13 @@ extension StoreEngine {
                 // Look before changing anything: a file that is refused is left exactly as it was.
                 // (The first read also reads the header: a file that is not SQLite fails here.)
                 try checkBelongsToPrefs(connection, path: path)
+                // Asked for writing, SQLite reads a file it cannot write (a read-only file system
+                // where its `-wal` and `-shm` were kept): the store opens it for reading.
+                if !readOnly && connection.isReadOnly {
+                    throw StoreError(path: path, kind: .readOnly, detail: "SQLite can only read the file")
+                }
                 if !readOnly {
+                    connection.keepsJournalFilesWhenClosed()
                     _ = try connection.text("PRAGMA journal_mode=WAL")
                     try configureForCheckpoints(connection, options: options)
                     try createSchema(connection, path: path)
@@ -160,6 +166,7 @@ extension StoreEngine {
             return connection
         }
         let connection = try SQLiteConnection(path: path, create: false)
+        connection.keepsJournalFilesWhenClosed()
         connection.setBusyTimeout(milliseconds: 0)
         try connection.retryingWhileBusy(timeout: options.busyTimeout, givingUpWhen: giveUp) {
             try configureForCheckpoints(connection, options: options)

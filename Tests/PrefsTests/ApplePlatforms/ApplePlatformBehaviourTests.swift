@@ -201,6 +201,30 @@ private final class AnnouncingDefaults: UserDefaults {
         #expect(Set(made).isSubset(of: SQLiteStore.FileProtection.storeFiles(at: store.path)), "\(made)")
     }
 
+    /// SQLite's `-wal` and `-shm` outlive the connection the store closes between uses: made
+    /// anew each time, they took their folder's protection class (a folder of class `complete`
+    /// refuses a new file while the device is locked, and every move and catch-up failed), not
+    /// the store's, given once.
+    @Test func sqlitesJournalFilesOutliveEachConnection() throws {
+        let path = TestFiles.uniquePath("kept-wal")
+        func inode(_ file: String) -> UInt64? {
+            var info = stat()
+            return stat(file, &info) == 0 ? UInt64(info.st_ino) : nil
+        }
+        let store = try SQLiteStore(path: path)
+        try store.setValue(.integer(1), forKey: "k")
+        try store.flush()  // a connection opened for the move, then closed
+        let wal = try #require(inode(path + "-wal"), "-wal was deleted as the connection closed")
+        let shm = try #require(inode(path + "-shm"), "-shm was deleted as the connection closed")
+        for round in 0..<3 {
+            try store.setValue(.integer(Int64(round)), forKey: "k")
+            try store.flush()
+            #expect(inode(path + "-wal") == wal, "-wal made anew")
+            #expect(inode(path + "-shm") == shm, "-shm made anew")
+        }
+        #expect(try SQLiteStore(path: path).value(forKey: "k") == .integer(2))
+    }
+
     /// A background checkpoint whose expiring activity expires (the system suspending the app)
     /// before its commit is abandoned cleanly: nothing reaches SQLite, nothing is lost, no lock is
     /// kept, and the next checkpoint moves everything.
