@@ -141,7 +141,7 @@ package final class Checkpointer: Sendable {
                 // they are), so writers never wait for a walk through the journal.
                 let earlier = (journal.generation, journal.writeOffset)
                 let leftover = journal.start(after: checkpointed, upTo: earlier.1)
-                snapshot = try withJournalLock(journal, timeout: timeout, expiry: expiry) { locked in
+                snapshot = try journal.withLock(timeout: timeout, expiry: expiry) { locked in
                     journal.drop(through: checkpointed, knownStart: (leftover, earlier.0), locked: locked)
                     return (journal.writeOffset, journal.generation)
                 }
@@ -162,32 +162,11 @@ package final class Checkpointer: Sendable {
             }
             // Every record up to `end` is now in SQLite: the rest starts there (unless a repair
             // moved records meanwhile, which `drop` sees by the generation).
-            try withJournalLock(journal, timeout: timeout, expiry: expiry) { locked in
+            try journal.withLock(timeout: timeout, expiry: expiry) { locked in
                 journal.drop(
                     through: moved, knownStart: (snapshot.end, snapshot.generation), locked: locked,
                     duringMove: options.faults.atCheckpointStep.map { hook in { hook(.duringMove) } })
                 checkpointStep(.afterDrop)
-            }
-        }
-    }
-
-    /// The journal's lock, waited for in short steps when the system may ask for the time back
-    /// (`expiry`): the wait ends as soon as it does, instead of at `timeout`.
-    private func withJournalLock<Result>(
-        _ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?,
-        _ body: (Journal.LockHeld) throws -> Result
-    ) throws -> Result {
-        guard let expiry else { return try journal.withLock(timeout: timeout, body) }
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            do {
-                return try journal.withLock(timeout: min(timeout, .milliseconds(50)), body)
-            } catch let error as JournalError where error.kind == .busy {
-                if expiry.isExpired {
-                    throw StoreError(
-                        path: path, kind: .expired, detail: "while waiting for the journal's lock")
-                }
-                if ContinuousClock.now >= deadline { throw error }
             }
         }
     }

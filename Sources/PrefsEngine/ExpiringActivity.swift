@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PrefsModel
 import PrefsSupport
 
 /// Background work the system may cut short, or refuse.
@@ -186,5 +187,31 @@ package enum ExpiringActivity {
         #else
             DispatchQueue.global(qos: .utility).async { respond(false) }
         #endif
+    }
+}
+
+extension Journal {
+    /// The journal's lock, waited for in short steps when the system may ask for the time back
+    /// (`expiry`): the wait ends, throwing `.expired`, as soon as it does, instead of at `timeout`.
+    ///
+    /// ```swift
+    /// try journal.withLock(timeout: .seconds(10), expiry: expiry) { locked in journal.sequence }
+    /// ```
+    func withLock<Result>(
+        timeout: Duration, expiry: ExpiringActivity.Expiry?, _ body: (LockHeld) throws -> Result
+    ) throws -> Result {
+        guard let expiry else { return try withLock(timeout: timeout, body) }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                return try withLock(timeout: min(timeout, .milliseconds(50)), body)
+            } catch let error as JournalError where error.kind == .busy {
+                if expiry.isExpired {
+                    throw StoreError(
+                        path: path, kind: .expired, detail: "while waiting for the journal's lock")
+                }
+                if ContinuousClock.now >= deadline { throw error }
+            }
+        }
     }
 }

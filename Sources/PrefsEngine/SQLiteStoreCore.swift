@@ -142,8 +142,14 @@ package final class SQLiteStoreCore: Sendable {
 
     /// One write: `body` runs on the cache (current with every process's writes) holding the
     /// journal's lock, and its writes are appended as one record.
-    package func write<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try commit {
+    ///
+    /// With `expiry` (a write in the system's background time), every wait ends, throwing
+    /// `.expired`, as soon as the system asks for the time back: for another thread's write, for
+    /// another process's lock, for SQLite.
+    package func write<Result>(
+        expiry: ExpiringActivity.Expiry? = nil, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> Result {
+        try commit(expiry: expiry) {
             var transaction = StoreTransaction(
                 read: { key in self.cache.withLock { $0.values.value(for: StoreKey(key)) } },
                 keys: { self.cache.withLock { $0.values.names } })
@@ -228,7 +234,7 @@ package final class SQLiteStoreCore: Sendable {
     /// `keyHash` is the hash of the one key a write will change, and `encoding` the writes
     /// `produce` will return, when they are known beforehand.
     private func commit<Result>(
-        keyHash: UInt64? = nil, encoding: Writes? = nil,
+        keyHash: UInt64? = nil, encoding: Writes? = nil, expiry: ExpiringActivity.Expiry? = nil,
         _ produce: () throws -> (writes: Writes, result: Result)
     ) throws -> Result {
         guard let journal, journal.isWritable else {
@@ -250,10 +256,10 @@ package final class SQLiteStoreCore: Sendable {
             if checkpointer.refused.load() != 0 {
                 checkpointer.queue()
             } else {
-                try checkpointer.checkpoint()
+                try checkpointer.checkpoint(expiry: expiry)
             }
         }
-        return try withWriter { writer in
+        return try withWriter(expiry: expiry) { writer in
             try fileCheck.verify(&writer.looks)
             // The key's entry, now that the check's system call gave its slot time to arrive:
             // it then arrives while the journal's lock is taken and the record numbered (asked
@@ -272,10 +278,10 @@ package final class SQLiteStoreCore: Sendable {
                     // The cache is behind what the journal holds: catch up from SQLite, outside
                     // the journal's lock (the connection comes before it). A failure to read
                     // SQLite is this write's failure.
-                    try catchUpFromSQLite()
+                    try catchUpFromSQLite(expiry: expiry)
                 }
                 var result: Result?
-                let turn = try journal.withLock(timeoutMilliseconds: lockTimeout) { locked in
+                let turn = try withJournalLock(journal, expiry: expiry) { locked in
                     if prepared != nil,
                         let appended = try appendAlone(
                             journal, locked, &prepared!, &writer.checked, after: position)
@@ -324,10 +330,25 @@ package final class SQLiteStoreCore: Sendable {
         }
     }
 
-    /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout.
-    func withWriter<Result>(_ body: (inout WriterState) throws -> Result) throws -> Result {
+    /// The journal's lock for a write: waited for the lock timeout, or in short steps that end at
+    /// `expiry`.
+    private func withJournalLock<Result>(
+        _ journal: Journal, expiry: ExpiringActivity.Expiry?, _ body: (Journal.LockHeld) throws -> Result
+    ) throws -> Result {
+        guard let expiry else { return try journal.withLock(timeoutMilliseconds: lockTimeout, body) }
+        return try StoreError.fromJournal {
+            try journal.withLock(timeout: .milliseconds(lockTimeout), expiry: expiry, body)
+        }
+    }
+
+    /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout
+    /// (or until `expiry`).
+    func withWriter<Result>(
+        expiry: ExpiringActivity.Expiry? = nil, _ body: (inout WriterState) throws -> Result
+    ) throws -> Result {
         do {
-            return try writer.withLock(during: "a write", body)
+            guard let expiry else { return try writer.withLock(during: "a write", body) }
+            return try writer.withLock(during: "a write", givingUpWhen: { expiry.isExpired }, body)
         } catch let failure as JournalError {
             // Every write reaches the journal inside this: its failures leave as the store's.
             throw StoreError(failure)

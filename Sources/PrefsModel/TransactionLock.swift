@@ -58,6 +58,34 @@ package final class TransactionLock<State>: @unchecked Sendable {
         return try body(&state.pointee)
     }
 
+    /// The same, waiting in short steps that end, throwing `.expired`, as soon as `giveUp`
+    /// answers true (the system taking its background time back) instead of at the timeout.
+    ///
+    /// ```swift
+    /// try lock.withLock(during: "a sync's write", givingUpWhen: { expiry.isExpired }) { state in }
+    /// ```
+    package func withLock<Result>(
+        during operation: String, givingUpWhen giveUp: () -> Bool, _ body: (inout State) throws -> Result
+    ) throws -> Result {
+        if ownership.isHeldByCurrentThread { stopNested(operation) }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let outcome = ownership.acquire(timeout: min(timeout, .milliseconds(50)))
+            if outcome == .acquired { break }
+            if outcome == .deadlock { throw waitFailure(outcome) }
+            if giveUp() {
+                throw StoreError(
+                    kind: .expired, store: store,
+                    message:
+                        "\(operation) waited for another thread's transaction when the system took the time back"
+                )
+            }
+            if ContinuousClock.now >= deadline { throw waitFailure(outcome) }
+        }
+        defer { ownership.release() }
+        return try body(&state.pointee)
+    }
+
     @usableFromInline
     func stopNested(_ operation: String) -> Never {
         fatalError(

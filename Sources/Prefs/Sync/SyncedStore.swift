@@ -582,8 +582,15 @@ public final class SyncedStore: PreferenceStore {
     /// Writing takes the local store's file lock, which an app suspended in an App Group
     /// container must not hold (`0xdead10cc`). The system's expiry call waits for a write in
     /// progress; none starts after.
+    ///
+    /// A `SQLiteStore` is written with the expiry too: its waits (for another thread's write,
+    /// another process's lock, SQLite) end when the time is taken back, so the expiry call does
+    /// not wait for them.
     private func writeLocally<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try locally { try local.transaction(body) }
+        guard let sqlite = local as? SQLiteStore, let expiry = cycleExpiry.withLock({ $0 }) else {
+            return try locally { try local.transaction(body) }
+        }
+        return try locally { try sqlite.transaction(expiry: expiry, body) }
     }
 
     /// A sync's use of the local store, as one step of its background time.

@@ -71,6 +71,59 @@ import Testing
         #expect(await eventually { store.status.pendingKeys.isEmpty }, "the next sync did not follow")
     }
 
+    /// A sync's local write waiting for the local store (another thread's transaction holds
+    /// it): the expiry ends the wait, so the expiry call returns at once, not when the other
+    /// transaction lets go; nothing is written after it, and the next sync finishes the job.
+    @Test func anExpiryEndsASyncsWaitForTheLocalStore() async throws {
+        let path = TestFiles.uniquePath("sync-write-expiry")
+        let server = MemorySyncServer()
+        let link = MemoryRemote(server)
+        let responders = Locked<[@Sendable (Bool) -> Void]>([])
+        let suspended = Locked(false)
+        let local = try SQLiteStore(path: path)
+        let store = try SyncedStore(
+            local: local, remote: link, syncing: .all, diagnostics: IssueRecorder().diagnostics,
+            automatically: true, now: { 1_000 }, firstRetry: .milliseconds(200),
+            expiringActivity: { reason, respond in
+                let refuse = suspended.withLock { $0 }
+                if reason.hasPrefix("syncing") { responders.withLock { $0.append(respond) } }
+                DispatchQueue.global().async { respond(refuse) }
+            })
+        #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
+        let inPush = DispatchSemaphore(value: 0)
+        let releasePush = DispatchSemaphore(value: 0)
+        link.beforePush.withLock {
+            $0 = {
+                inPush.signal()
+                releasePush.wait()
+            }
+        }
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(inPush.wait(timeout: .now() + 10) == .success, "no sync pushed the write")
+        link.beforePush.withLock { $0 = nil }
+        // Another thread's transaction holds the local store for 5 s from now: the push's own
+        // local write (marking the write sent) waits for it.
+        let holding = DispatchSemaphore(value: 0)
+        Thread {
+            try? local.transaction { _ in
+                holding.signal()
+                usleep(5_000_000)
+            }
+        }.start()
+        holding.wait()
+        releasePush.signal()
+        usleep(300_000)  // the sync is waiting for the local store by now
+        // The app is being suspended: the system takes back every background time it gave.
+        suspended.withLock { $0 = true }
+        let started = ContinuousClock.now
+        for respond in responders.withLock({ $0 }) { respond(true) }
+        let expiryTook = ContinuousClock.now - started
+        #expect(expiryTook < .seconds(2), "the expiry calls waited \(expiryTook) for the local store")
+        suspended.withLock { $0 = false }
+        #expect(
+            await eventually(within: 20) { store.status.pendingKeys.isEmpty }, "the next sync did not follow")
+    }
+
     /// The link's lease is held and renewed inside the system's background time (each look is
     /// a file lock in the App Group container): while the system refuses it, nothing is renewed
     /// and the lease lapses, as it would for a suspended app; given time, it is held again.

@@ -131,6 +131,14 @@ public final class SQLiteStore: PreferenceStore {
         try core.write(body)
     }
 
+    /// The same in the system's background time: every wait ends, throwing `.expired`, as soon
+    /// as the system asks for the time back (a synced store's own writes).
+    package func transaction<Result>(
+        expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> Result {
+        try core.write(expiry: expiry, body)
+    }
+
     /// Moves every write made so far into SQLite and syncs it to the disk; throws when that
     /// fails (the writes stay in the journal and are moved later).
     ///
