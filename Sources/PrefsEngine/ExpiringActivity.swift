@@ -194,6 +194,7 @@ extension Journal {
     /// The journal's lock, waited for in short steps when the system may ask for the time back
     /// (`expiry`): the wait ends, throwing `.expired`, as soon as it does, instead of at `timeout`.
     ///
+    /// <!-- swift: not compiled (a store's own journal, inside the engine) -->
     /// ```swift
     /// try journal.withLock(timeout: .seconds(10), expiry: expiry) { locked in journal.sequence }
     /// ```

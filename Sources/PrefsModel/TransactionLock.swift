@@ -61,6 +61,7 @@ package final class TransactionLock<State>: @unchecked Sendable {
     /// The same, waiting in short steps that end, throwing `.expired`, as soon as `giveUp`
     /// answers true (the system taking its background time back) instead of at the timeout.
     ///
+    /// <!-- swift: not compiled (a store's own lock, inside the engine) -->
     /// ```swift
     /// try lock.withLock(during: "a sync's write", givingUpWhen: { expiry.isExpired }) { state in }
     /// ```
