@@ -21,7 +21,9 @@ extension Preferences {
         do {
             return try key.decode(found)
         } catch {
-            let cause = error as? PreferenceError ?? .typeMismatch(expected: "\(Value.self)", found: found)
+            let cause =
+                error as? PreferenceError
+                ?? .typeMismatch(expected: swiftSpelling(of: Value.self), found: found)
             throw PreferenceError(cause.kind, "\(cause.message) (\(source))", underlying: cause.underlying)
                 .naming(readOf: key.name, store: store.description)
         }

@@ -228,7 +228,8 @@ public struct Preferences: Sendable {
     @usableFromInline
     func fellBack<Value>(_ stored: PropertyListValue, for key: Key<Value>, because error: any Error) -> Value
     {
-        let cause = error as? PreferenceError ?? .typeMismatch(expected: "\(Value.self)", found: stored)
+        let cause =
+            error as? PreferenceError ?? .typeMismatch(expected: swiftSpelling(of: Value.self), found: stored)
         var issue = PreferenceIssue(
             key: key.name, store: store.description, kind: .readFellBackToDefault(cause))
         issue.defaultIsNil = key.encodedDefault == nil && Value.self is any ExpressibleByNilLiteral.Type
@@ -244,7 +245,7 @@ public struct Preferences: Sendable {
         } catch let error as PreferenceError {
             throw error.naming(key: key.name, store: store.description)
         } catch {
-            throw PreferenceError.notRepresentable(type: "\(Value.self)", reason: "\(error)")
+            throw PreferenceError.notRepresentable(type: swiftSpelling(of: Value.self), reason: "\(error)")
                 .naming(key: key.name, store: store.description)
         }
     }

@@ -51,23 +51,71 @@ public enum PropertyListValue: Sendable, Hashable {
 }
 
 extension PropertyListValue: CustomStringConvertible {
-    /// A short description for diagnostics: the type name and, for scalars, the value.
+    /// A short description for people: the type name, then the value as Swift would write it
+    /// (a collection's first elements, a long string's start).
     ///
     /// ```swift
     /// PropertyListValue.string("hi").description  // "string \"hi\""
+    /// PropertyListValue.array([.integer(1), .bool(true)]).description  // "array [1, true]"
     /// ```
     public var description: String {
+        "\(typeName) \(literal)"
+    }
+
+    /// The value as Swift would write it, cut short past a few elements or characters.
+    ///
+    /// ```swift
+    /// PropertyListValue.dictionary(["a": .integer(1)]).literal  // "[\"a\": 1]"
+    /// ```
+    package var literal: String {
+        var budget = Self.literalBudget
+        return literal(budget: &budget)
+    }
+
+    /// How many scalars a description shows before it says how many more there are.
+    private static let literalBudget = 12
+
+    private func literal(budget: inout Int) -> String {
+        budget -= 1
         switch self {
-        case .bool(let value): "boolean \(value)"
-        case .integer(let value): "integer \(value)"
-        case .unsignedInteger(let value): "integer \(value)"
-        case .double(let value): "float \(value)"
-        case .string(let value): "string \(String(reflecting: value.prefix(60)))"
-        case .date(let value): "date \(value.timeIntervalSince1970)"
-        case .data(let value): "data (\(value.count) bytes)"
-        case .array(let value): "array (\(value.count) elements)"
-        case .dictionary(let value): "dictionary (\(value.count) entries)"
+        case .bool(let value): return "\(value)"
+        case .integer(let value): return "\(value)"
+        case .unsignedInteger(let value): return "\(value)"
+        case .double(let value): return "\(value)"
+        case .string(let value):
+            return value.count > 60
+                ? String(reflecting: String(value.prefix(60))) + "…" : String(reflecting: value)
+        case .date(let value): return value.formatted(.iso8601)
+        case .data(let value): return "<\(value.count) bytes>"
+        case .array(let elements):
+            return Self.listed(elements.count, budget: &budget, open: "[", close: "]", empty: "[]") {
+                index, budget in
+                elements[index].literal(budget: &budget)
+            }
+        case .dictionary(let entries):
+            let sorted = entries.sorted { StoreKey($0.key) < StoreKey($1.key) }
+            return Self.listed(sorted.count, budget: &budget, open: "[", close: "]", empty: "[:]") {
+                index, budget in
+                "\(String(reflecting: sorted[index].key)): \(sorted[index].value.literal(budget: &budget))"
+            }
         }
+    }
+
+    /// `count` items as `[a, b, … and 3 more]`, while the budget lasts.
+    private static func listed(
+        _ count: Int, budget: inout Int, open: String, close: String, empty: String,
+        _ item: (Int, inout Int) -> String
+    ) -> String {
+        guard count > 0 else { return empty }
+        var items: [String] = []
+        for index in 0..<count {
+            guard budget > 0 else {
+                items.append("… \(count - index) more")
+                break
+            }
+            items.append(item(index, &budget))
+        }
+        return open + items.joined(separator: ", ") + close
     }
 }
 

@@ -8,7 +8,7 @@ import PrefsSupport
 ///     if case .set(let volume)? = change.values["volume"] { print("volume is now", volume) }
 /// }
 /// ```
-public struct StoreChange: Sendable, Equatable {
+public struct StoreChange: Sendable, Equatable, CustomStringConvertible {
     /// The changed keys and what happened to each.
     public let values: [StoreKey: ValueChange]
 
@@ -19,6 +19,15 @@ public struct StoreChange: Sendable, Equatable {
     /// ```
     public init(values: [StoreKey: ValueChange]) {
         self.values = values
+    }
+
+    /// Each changed key and what happened to it, one after another in key order.
+    ///
+    /// ```swift
+    /// print(StoreChange(values: ["volume": .set(.double(0.8))]))  // volume set to float 0.8
+    /// ```
+    public var description: String {
+        values.sorted { $0.key < $1.key }.map { "\($0.key.name) \($0.value)" }.joined(separator: "; ")
     }
 
     /// A change from each key's new value, `nil` for a removal (the stores' own bookkeeping).

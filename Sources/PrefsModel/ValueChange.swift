@@ -37,3 +37,17 @@ public enum ValueChange: Sendable, Equatable {
         }
     }
 }
+
+extension ValueChange: CustomStringConvertible {
+    /// `set to integer 60`, or `removed`.
+    ///
+    /// ```swift
+    /// print(ValueChange.set(.integer(60)))  // set to integer 60
+    /// ```
+    public var description: String {
+        switch self {
+        case .set(let value): "set to \(value)"
+        case .removed: "removed"
+        }
+    }
+}

@@ -37,7 +37,9 @@ extension Preferences.KeyDescription {
 
     /// `-float (Double)`, with the values it accepts.
     var declared: String {
-        "\(type.isEmpty ? "any type" : type) (\(swiftType))" + (allowed.map { " accepting \($0)" } ?? "")
+        // Spelled as Swift writes it here too: an older release published `Optional<URL>`.
+        "\(type.isEmpty ? "any type" : type) (\(swiftSpelling(swiftType)))"
+            + (allowed.map { " accepting \($0)" } ?? "")
     }
 }
 
@@ -55,11 +57,11 @@ func checkNotLocked(_ key: String, domain: String, in store: StoreChoice) throws
 /// the code's default.
 private func source(of key: String, value: PropertyListValue?, layer: SystemLayer) -> String {
     if let locked = layer.lockedValue(forKey: key) {
-        return "\(PlistText.oldStyle(locked)) (locked by \(layer.path ?? "managed preferences"))"
+        return "\(PlistText.described(locked)) (locked by \(layer.path ?? "managed preferences"))"
     }
-    if let value { return "\(PlistText.oldStyle(value)) (set)" }
+    if let value { return "\(PlistText.described(value)) (set)" }
     if let fallback = layer.defaultValue(forKey: key) {
-        return "\(PlistText.oldStyle(fallback)) (system default, \(layer.path ?? "managed preferences"))"
+        return "\(PlistText.described(fallback)) (system default, \(layer.path ?? "managed preferences"))"
     }
     return "not set (the code's default)"
 }
@@ -108,7 +110,7 @@ func describe(_ invocation: Invocation) throws {
         let description = declarations[name]!
         let value = values[StoreKey(name)]
         let shown = source(of: name, value: value, layer: layer)
-        let defaultText = description.defaultValue.map { PlistText.oldStyle($0) } ?? "none"
+        let defaultText = description.defaultValue.map { PlistText.described($0) } ?? "none"
         Output.line(
             "\(PlistText.quoteIfNeeded(name)): \(description.declared), default \(defaultText), value \(shown)"
         )

@@ -29,6 +29,13 @@ package enum PlistText {
         }
     }
 
+    /// A value as `prefs describe` shows it: old-style text, but a Boolean as `true` or `false`
+    /// (as the program declares it), not `defaults`' 1 or 0.
+    static func described(_ value: PropertyListValue) -> String {
+        if case .bool(let flag) = value { return flag ? "true" : "false" }
+        return oldStyle(value)
+    }
+
     /// Old-style plist text, indented by four spaces a level.
     package static func oldStyle(_ value: PropertyListValue, indent: String = "") -> String {
         let inner = indent + "    "

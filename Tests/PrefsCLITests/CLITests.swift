@@ -55,8 +55,11 @@
                 "\(described.stdout)")
             #expect(described.stdout.contains("Playback volume"))
             #expect(
-                described.stdout.contains("nickname: -string (Optional<String>), default none, value not set")
+                described.stdout.contains("nickname: -string (String?), default none, value not set")
             )
+            // Types as Swift writes them, and a Boolean as a word.
+            #expect(described.stdout.contains("autoplay: -bool (Bool), default true,"), "\(described.stdout)")
+            #expect(described.stdout.contains("recent: -array ([String])"), "\(described.stdout)")
             #expect(described.stdout.contains("set but not declared"))
             #expect(described.stdout.contains("legacy = 1"))
             let json = try cli.run("--json", "describe", "com.example.app", "volume")

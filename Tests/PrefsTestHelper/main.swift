@@ -381,6 +381,8 @@ func publishKeys() throws {
         Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: .range(0...1)),
         Preferences.Key<Quality>("quality", default: .high, help: "Video quality"),
         Preferences.Key<String?>("nickname"),
+        Preferences.Key<Bool>("autoplay", default: true),
+        Preferences.Key<[String]>("recent", default: []),
     ])
 }
 

@@ -109,7 +109,7 @@ struct KeyCoding<Value: PreferenceValue>: Sendable {
                     return .string(String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
                 } catch {
                     throw PreferenceError.notRepresentable(
-                        type: "\(Value.self)", reason: "as JSON: \(error)")
+                        type: swiftSpelling(of: Value.self), reason: "as JSON: \(error)")
                 }
             })
     }

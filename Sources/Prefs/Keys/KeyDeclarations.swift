@@ -115,7 +115,7 @@ extension Preferences.Key {
             if case .dictionary(let entries) = stored { fields = entries.mapValues(\.typeFlag) }
         }
         var description = Preferences.KeyDescription(
-            name: name, type: type, swiftType: String(describing: Value.self), defaultValue: stored,
+            name: name, type: type, swiftType: swiftSpelling(of: Value.self), defaultValue: stored,
             help: help,
             allowed: allowed?.published ?? Self.cases())
         description.elementTypes = storedElementTypes(of: Value.self)

@@ -48,7 +48,7 @@ extension PreferenceValue where Self: RawRepresentable, RawValue: PreferenceValu
         let raw = try RawValue.deserialize(stored)
         guard let value = Self(rawValue: raw) else {
             throw PreferenceError.unreadable(
-                type: "\(Self.self)", reason: "no case has the raw value \(raw)")
+                type: swiftSpelling(of: Self.self), reason: "no case has the raw value \(raw)")
         }
         return value
     }
@@ -68,13 +68,13 @@ extension PreferenceValue where Self: Codable {
         do {
             guard let encoded = try PropertyListValueEncoder().encode(value) else {
                 throw PreferenceError.notRepresentable(
-                    type: "\(Self.self)", reason: "encoding produced no value")
+                    type: swiftSpelling(of: Self.self), reason: "encoding produced no value")
             }
             return encoded
         } catch let error as PreferenceError {
             throw error
         } catch {
-            throw PreferenceError.notRepresentable(type: "\(Self.self)", reason: describe(error))
+            throw PreferenceError.notRepresentable(type: swiftSpelling(of: Self.self), reason: describe(error))
         }
     }
 
@@ -101,13 +101,13 @@ extension PreferenceValue where Self: Codable {
                     let form = if case .data = stored { "JSON data" } else { "JSON text" }
                     throw PreferenceError(
                         .typeMismatch,
-                        "expected \(Self.self), found \(form) that does not decode as one (\(whereJSON(jsonError)))"
+                        "expected \(swiftSpelling(of: Self.self)), found \(form) that does not decode as one (\(whereJSON(jsonError)))"
                     )
                 }
             }
             // One "expected … found …": the decoder's words only when they say something more.
             if case DecodingError.typeMismatch(_, let context) = error, context.codingPath.isEmpty {
-                throw PreferenceError.typeMismatch(expected: "\(Self.self)", found: stored)
+                throw PreferenceError.typeMismatch(expected: swiftSpelling(of: Self.self), found: stored)
             }
             throw PreferenceError(.typeMismatch, "cannot read \(Self.self): \(describe(error))")
         }

@@ -125,13 +125,13 @@ extension PreferenceValue {
     static func serializeRequired(_ value: Self, context: String) throws -> PropertyListValue {
         guard let stored = try serialize(value) else {
             throw PreferenceError.notRepresentable(
-                type: "\(Self.self)", reason: "nil cannot be stored \(context)")
+                type: swiftSpelling(of: Self.self), reason: "nil cannot be stored \(context)")
         }
         return stored
     }
 
     @usableFromInline
     static func mismatch(_ found: PropertyListValue) -> PreferenceError {
-        .typeMismatch(expected: "\(Self.self)", found: found)
+        .typeMismatch(expected: swiftSpelling(of: Self.self), found: found)
     }
 }

@@ -104,7 +104,7 @@ private final class ConnectionSettings: PreferenceGroup {
 
     static let unreadable: [Unreadable] = [
         Unreadable(
-            stored: .data(Data([0xde, 0xad, 0xbe, 0xef])), says: "expected Server, found data (4 bytes)"),
+            stored: .data(Data([0xde, 0xad, 0xbe, 0xef])), says: "expected Server, found data <4 bytes>"),
         Unreadable(
             stored: .data(Data(#"{"host":"a"}"#.utf8)),
             says: "expected Server, found JSON data that does not decode as one"),
