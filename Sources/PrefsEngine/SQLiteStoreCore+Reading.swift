@@ -41,8 +41,19 @@ extension SQLiteStoreCore {
     /// Brings the cache up to date with every record written before this call.
     package func catchUp() { read { _ in } }
 
+    /// The value under `key` as ``value(for:)`` reads it; with `expiry`, a look at SQLite the
+    /// system cuts short answers from the cache as it is.
+    package func value(for key: StoreKey, expiry: ExpiringActivity.Expiry) -> PropertyListValue? {
+        read(expiry: expiry) { $0.values.value(for: key) }
+    }
+
     /// Every stored key and its value, once the cache holds every record written before this call.
-    package func snapshot() -> [StoreKey: PropertyListValue] { read { $0.values.dictionary } }
+    ///
+    /// With `expiry` (in the system's background time), a look at SQLite the system cuts short
+    /// answers from the cache as it is.
+    package func snapshot(expiry: ExpiringActivity.Expiry? = nil) -> [StoreKey: PropertyListValue] {
+        read(expiry: expiry) { $0.values.dictionary }
+    }
 
     /// Every stored key's name, as ``snapshot()`` sees them.
     package func keys() -> [String] { read { $0.values.names } }

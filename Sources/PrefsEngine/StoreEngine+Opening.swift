@@ -254,8 +254,12 @@ extension StoreEngine {
         // two processes creating the store at once could replace a file the other already uses.
         // `O_CREAT` without `O_TRUNC` creates the file or leaves an existing one alone.
         if let failure = createWithoutReplacing(path) {
+            // A folder whose class keeps new files out while the device is locked (or before
+            // its first unlock) refuses with `EPERM`: the data is unavailable, not the path.
+            let locked = JournalError.isProtectedData(openFailure: failure.errno, path: path)
             throw StoreError(
-                path: path, kind: .cannotOpen, detail: "cannot create the file: \(failure)")
+                path: path, kind: locked ? .protectedDataUnavailable : .cannotOpen,
+                detail: "cannot create the file: \(failure.reason)")
         }
     }
 
@@ -380,13 +384,18 @@ extension StoreEngine {
         // The largest rowid counts the rows (or a few more, after removals) without a scan; a
         // first-release table has no rowid, and reserves nothing.
         let rows = (try? connection.integer("SELECT max(rowid) FROM prefs_entries")).flatMap { $0 } ?? 0
-        var values = KeyTable(minimumCapacity: Int(clamping: min(max(rows, 0), 10_000_000)))
-        // The values' bytes fit in the file: reserving that much address space (touched only as
-        // it fills) spares copying the buffer each time it would double.
         let fileBytes =
             (try? connection.integer(
                 "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")).flatMap { $0 }
             ?? 0
+        // A row takes at least 16 bytes of the file, so a damaged largest rowid (or one counting
+        // many removals) never reserves more than the file could hold; on a watch (32-bit `Int`)
+        // at most 65,536 entries up front: the table grows past that by itself, and a larger
+        // reservation (10 million entries were 400 MB) would end a watch app or a widget.
+        let mostRows: Int64 = Int.bitWidth == 32 ? 1 << 16 : 10_000_000
+        var values = KeyTable(minimumCapacity: Int(clamping: min(max(rows, 0), fileBytes / 16, mostRows)))
+        // The values' bytes fit in the file: reserving that much address space (touched only as
+        // it fills) spares copying the buffer each time it would double.
         // At most 256 MiB, and 32 MiB where Int has 32 bits (a watch's address space is small).
         let largestReservation: Int64 = Int.bitWidth == 32 ? 1 << 25 : 1 << 28
         values.reserveEncodedCapacity(Int(clamping: min(max(fileBytes, 0), largestReservation)))
@@ -454,10 +463,14 @@ extension StoreEngine {
     }
 }
 
-/// Creates `path` (owner read and write only) unless it exists; returns why it failed, or `nil`.
-private func createWithoutReplacing(_ path: String) -> String? {
+/// Creates `path` (owner read and write only) unless it exists; returns why it failed (the
+/// system's code and its reason in words), or `nil`.
+private func createWithoutReplacing(_ path: String) -> (errno: Int32, reason: String)? {
     let descriptor = SystemCall.open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-    guard descriptor >= 0 else { return JournalError.systemReason(errno) }
+    guard descriptor >= 0 else {
+        let code = errno
+        return (code, JournalError.systemReason(code))
+    }
     SystemCall.close(descriptor)
     return nil
 }

@@ -367,7 +367,7 @@ public final class SyncedStore: PreferenceStore {
             if let failed = lastFailure.withLock({ $0 }), failed.ended > requested { throw failed.error }
             let started = Date()
             do {
-                let since = try locally { local.value(forKey: Self.cursorKey) }
+                let since = try locally { localValue(forKey: Self.cursorKey) }
                 let hearing = asking ? nil : remote as? any SyncRemoteHearingPushes
                 let (entries, cursor) = try hearing?.pullHeard(after: since) ?? remote.pull(after: since)
                 try merge(entries, cursor: cursor, complete: since == nil)
@@ -423,7 +423,7 @@ public final class SyncedStore: PreferenceStore {
     /// The writes not yet taken by the remote, read from one snapshot of the local store (a
     /// value and its stamp always together).
     package func pendingEntries() -> [SyncEntry] {
-        let snapshot = local.snapshot()
+        let snapshot = localSnapshot()
         return snapshot.compactMap { key, value in
             guard key.name.hasPrefix(Self.markPrefix), let mark = SyncMark(value), mark.pending else {
                 return nil
@@ -591,6 +591,23 @@ public final class SyncedStore: PreferenceStore {
             return try locally { try local.transaction(body) }
         }
         return try locally { try sqlite.transaction(expiry: expiry, body) }
+    }
+
+    /// The local store's values; in a sync's background time, a `SQLiteStore` looking at SQLite
+    /// stops waiting when the system takes the time back (its cache answers as it is).
+    private func localSnapshot() -> [StoreKey: PropertyListValue] {
+        guard let sqlite = local as? SQLiteStore, let expiry = cycleExpiry.withLock({ $0 }) else {
+            return local.snapshot()
+        }
+        return sqlite.snapshot(expiry: expiry)
+    }
+
+    /// One local value, read as ``localSnapshot()`` reads.
+    private func localValue(forKey key: String) -> PropertyListValue? {
+        guard let sqlite = local as? SQLiteStore, let expiry = cycleExpiry.withLock({ $0 }) else {
+            return local.value(forKey: key)
+        }
+        return sqlite.value(forKey: key, expiry: expiry)
     }
 
     /// A sync's use of the local store, as one step of its background time.

@@ -74,7 +74,8 @@ extension PreferenceValue where Self: Codable {
         } catch let error as PreferenceError {
             throw error
         } catch {
-            throw PreferenceError.notRepresentable(type: swiftSpelling(of: Self.self), reason: describe(error))
+            throw PreferenceError.notRepresentable(
+                type: swiftSpelling(of: Self.self), reason: describe(error))
         }
     }
 

@@ -31,7 +31,8 @@ extension PreferenceValue where Self: FixedWidthInteger & Codable {
         if let wide = Int64(exactly: value) { return .integer(wide) }
         guard let unsigned = UInt64(exactly: value) else {
             throw PreferenceError.notRepresentable(
-                type: swiftSpelling(of: Self.self), reason: "\(value) is beyond the property-list integer range")
+                type: swiftSpelling(of: Self.self),
+                reason: "\(value) is beyond the property-list integer range")
         }
         return .unsignedInteger(unsigned)
     }
@@ -221,7 +222,8 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
             let name = key.description
             guard entries[name] == nil else {
                 throw PreferenceError.notRepresentable(
-                    type: swiftSpelling(of: Self.self), reason: "two keys are both written \(String(reflecting: name))")
+                    type: swiftSpelling(of: Self.self),
+                    reason: "two keys are both written \(String(reflecting: name))")
             }
             entries[name] = try Value.serializeRequired(element, context: "inside a dictionary")
         }
@@ -239,7 +241,8 @@ extension Dictionary: PreferenceValue where Key: PreferenceDictionaryKey, Value:
         for (name, element) in entries {
             guard let key = Key(name) else {
                 throw PreferenceError.unreadable(
-                    type: swiftSpelling(of: Self.self), reason: "the key \(String(reflecting: name)) is not a \(Key.self)")
+                    type: swiftSpelling(of: Self.self),
+                    reason: "the key \(String(reflecting: name)) is not a \(Key.self)")
             }
             result[key] = try Value.deserialize(element)
         }

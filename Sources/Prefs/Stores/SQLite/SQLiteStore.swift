@@ -112,6 +112,17 @@ public final class SQLiteStore: PreferenceStore {
         core.snapshot()
     }
 
+    /// The same in the system's background time: a wait to read SQLite ends when the system
+    /// asks for the time back (a synced store's own reads).
+    package func snapshot(expiry: ExpiringActivity.Expiry) -> [StoreKey: PropertyListValue] {
+        core.snapshot(expiry: expiry)
+    }
+
+    /// One value, read so too.
+    package func value(forKey key: String, expiry: ExpiringActivity.Expiry) -> PropertyListValue? {
+        core.value(for: StoreKey(key), expiry: expiry)
+    }
+
     /// Every stored key, from the cache.
     package func keys() -> [String] {
         core.keys()
