@@ -121,7 +121,13 @@ public final class SyncedStore: PreferenceStore {
         localTypedReads = local as? any TypedReadStore
         link =
             automatically
-            ? (local as? SQLiteStore).flatMap { SyncLink(path: $0.path + ".sync-link", lease: linkLease) }
+            ? (local as? SQLiteStore).flatMap { sqlite in
+                let link = SyncLink(path: sqlite.path + ".sync-link", lease: linkLease)
+                // Made with its folder's class, which may keep it out while the device is
+                // locked: it takes the store's, as the store's other files do.
+                sqlite.options.engineSettings.protectFiles(sqlite.path)
+                return link
+            }
             : nil
         replica = try local.transaction { t in
             if case .string(let name)? = t[Self.replicaKey], !name.isEmpty { return name }

@@ -189,7 +189,7 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func dataProtectionTouchesOnlyTheStoresFiles() throws {
         let path = "/container/Library/prefs.sqlite"
         let files = SQLiteStore.FileProtection.storeFiles(at: path)
-        #expect(files == [path, path + "-wal", path + "-shm", path + "-prefs"])
+        #expect(files == [path, path + "-wal", path + "-shm", path + "-prefs", path + ".sync-link"])
         #expect(!files.contains("/container/Library"))
         // Every file a store leaves beside its database is in the list.
         let store = try SQLiteStore(path: TestFiles.uniquePath("protected-files"))
@@ -199,6 +199,27 @@ private final class AnnouncingDefaults: UserDefaults {
         let made = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name) }
             .map { folder + "/" + $0 }
         #expect(Set(made).isSubset(of: SQLiteStore.FileProtection.storeFiles(at: store.path)), "\(made)")
+    }
+
+    /// A synced store's link lease is one of the store's files: it takes the store's class as
+    /// it is made (made with its folder's, a folder of class `complete` kept it out while the
+    /// device was locked, and no process synced).
+    @Test func theSyncLinkTakesTheStoresProtection() throws {
+        let path = TestFiles.uniquePath("protected-link")
+        let protected = Locked<[String]>([])
+        var options = SQLiteStore.Options()
+        options.faults.protectFiles = { path in
+            let present = SQLiteStore.FileProtection.storeFiles(at: path).filter {
+                FileManager.default.fileExists(atPath: $0)
+            }
+            protected.withLock { $0 = present }
+        }
+        let local = try SQLiteStore(path: path, options: options)
+        #expect(!protected.withLock { $0 }.contains(path + ".sync-link"))
+        let synced = try SyncedStore(
+            local: local, remote: MemoryRemote(MemorySyncServer()), diagnostics: IssueRecorder().diagnostics)
+        #expect(protected.withLock { $0 }.contains(path + ".sync-link"), "\(protected.withLock { $0 })")
+        withExtendedLifetime(synced) {}
     }
 
     /// SQLite's `-wal` and `-shm` outlive the connection the store closes between uses: made

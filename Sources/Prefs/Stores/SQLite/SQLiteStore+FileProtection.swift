@@ -29,10 +29,11 @@ extension SQLiteStore {
 extension SQLiteStore.FileProtection {
     /// The files of the store at `path` that take its class.
     ///
-    /// The database, SQLite's `-wal` and `-shm`, and the journal; never their folder: an app may
-    /// have given it a stricter class of its own, and lowering it would expose the app's files.
+    /// The database, SQLite's `-wal` and `-shm`, the journal, and a synced store's link lease;
+    /// never their folder: an app may have given it a stricter class of its own, and lowering it
+    /// would expose the app's files.
     static func storeFiles(at path: String) -> [String] {
-        [path, path + "-wal", path + "-shm", path + "-prefs"]
+        [path, path + "-wal", path + "-shm", path + "-prefs", path + ".sync-link"]
     }
 
     /// Gives each of the store's files that exists this protection class, where data protection
