@@ -43,7 +43,17 @@ extension Preferences {
         /// ```swift
         /// p.reset(.volume)
         /// ```
-        public mutating func reset(_ keys: Keys...) {
+        public mutating func reset(_ first: Keys, _ more: Keys...) {
+            reset([first] + more)
+        }
+
+        /// The same for a list of keys (an empty list stages nothing).
+        ///
+        /// ```swift
+        /// let keys: [Preferences.Keys] = [.volume, .username]
+        /// p.reset(keys)
+        /// ```
+        public mutating func reset(_ keys: [Keys]) {
             for key in keys { transaction[key.name] = nil }
         }
 

@@ -107,7 +107,20 @@ public struct Preferences: Sendable {
     /// prefs.reset(.volume)
     /// prefs.reset(.volume, .username)
     /// ```
-    public func reset(_ keys: Keys...) {
+    ///
+    /// Every key at once is ``removeAll()``.
+    public func reset(_ first: Keys, _ more: Keys...) {
+        reset([first] + more)
+    }
+
+    /// The same for a list of keys (an empty list removes nothing).
+    ///
+    /// ```swift
+    /// let keys: [Preferences.Keys] = [.volume, .username]
+    /// prefs.reset(keys)
+    /// ```
+    public func reset(_ keys: [Keys]) {
+        guard !keys.isEmpty else { return }
         remove(keys.map(\.name))
     }
 

@@ -59,7 +59,8 @@
             let prefs = Preferences(store: try PostgresStore(url: server.url, namespace: "ns"))
             let seen = Locked<[String?]>([])
             let key = Preferences.Key<String?>("greeting")
-            let observation = prefs.observe(key) { change in seen.withLock { $0.append(change.newValue) } }
+            let observation = prefs.observe(key, initial: false) { value in seen.withLock { $0.append(value) }
+            }
             let writer = try Helper.run(["pg-set", server.url, "ns", "greeting", "hello fleet"])
             #expect(writer.status == 0, "\(writer.stderr)")
             #expect(await eventually { seen.withLock { $0 } == ["hello fleet"] })

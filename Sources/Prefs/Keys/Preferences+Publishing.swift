@@ -15,6 +15,15 @@ extension Preferences {
         try publish(descriptions: keys.map(\.keyDescription))
     }
 
+    /// The same for keys listed one by one.
+    ///
+    /// ```swift
+    /// try prefs.publish(.volume, .theme)
+    /// ```
+    public func publish(_ first: Keys, _ more: Keys...) throws {
+        try publish([first] + more)
+    }
+
     /// Publishes the descriptions of a key namespace's cases: their stored names (they carry no
     /// type, so any value is accepted).
     ///

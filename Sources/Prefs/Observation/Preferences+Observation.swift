@@ -1,49 +1,13 @@
 import PrefsSupport
 
-/// A change of one typed preference: its value before and after.
-///
-/// ```swift
-/// let observation = prefs.observe(.volume) { change in
-///     print("volume", change.oldValue, "→", change.newValue)
-/// }
-/// ```
-public struct PreferenceChange<Value: PreferenceValue>: Sendable {
-    /// The value before the change (the default when nothing was stored).
-    public let oldValue: Value
-    /// The value after the change (the default when the value was removed).
-    public let newValue: Value
-}
-
-/// What an observation does besides reporting changes.
-///
-/// ```swift
-/// let observation = prefs.observe(.volume, options: .initial) { change in apply(change.newValue) }
-/// ```
-public struct ObservationOptions: OptionSet, Sendable {
-    /// The options' bits.
-    public let rawValue: Int
-
-    /// Creates options from their raw bits.
-    ///
-    /// ```swift
-    /// let none = ObservationOptions(rawValue: 0)
-    /// ```
-    public init(rawValue: Int) { self.rawValue = rawValue }
-
-    /// Calls the handler at once with the current value, before any change.
-    ///
-    /// The current value comes as both the old and the new value. Without this option (the
-    /// default), the first call is the first change.
-    ///
-    /// ```swift
-    /// prefs.observe(.volume, options: .initial) { change in player.volume = change.newValue }
-    /// ```
-    public static let initial = ObservationOptions(rawValue: 1 << 0)
-}
-
 extension Preferences {
-    /// The key's current value, then its value after every change, until the consuming task is
-    /// cancelled or stops iterating; then the observation ends.
+    // One rule for every form: a handler gets what the stream of the same keys yields, the
+    // current value first unless `initial: false`, then the value after every change that
+    // touches the keys, in commit order. One key gives its value, several keys their values
+    // together (once for a write of several).
+
+    /// The key's current value (unless `initial` is `false`), then its value after every
+    /// change, until the consuming task is cancelled or stops iterating.
     ///
     /// ```swift
     /// for await volume in prefs.changes(of: .volume) {
@@ -55,72 +19,40 @@ extension Preferences {
     /// watch other processes or machines, theirs too. Values arrive in commit order; a value
     /// committed while the sequence starts may arrive twice, never out of order. A consumer that
     /// falls behind gets the newest value, not a backlog: the sequence holds at most one value
-    /// waiting.
-    public func changes<Value>(of key: Key<Value>) -> AsyncStream<Value> {
+    /// waiting. ``observe(_:initial:handler:)`` delivers the same values to a handler.
+    public func changes<Value>(of key: Key<Value>, initial: Bool = true) -> AsyncStream<Value> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let observation = observeValues(of: key) { value in continuation.yield(value) }
+            let observation = observe(key, initial: initial) { value in continuation.yield(value) }
             continuation.onTermination = { _ in observation.cancel() }
         }
     }
 
-    /// Every change applied to the store, as sets of changed keys and their new stored values,
-    /// until the consuming task is cancelled.
+    /// Calls `handler` with the key's current value (unless `initial` is `false`), then with its
+    /// value after every change, until the returned observation is cancelled or released: what
+    /// ``changes(of:initial:)`` yields.
     ///
     /// ```swift
-    /// for await change in prefs.changes() { print(change.values.keys.sorted()) }
+    /// let observation = prefs.observe(.volume) { volume in player.volume = volume }
+    /// let later = prefs.observe(.volume, initial: false) { volume in print("changed to", volume) }
     /// ```
     ///
-    /// A consumer that falls behind gets the changes it missed merged into one (each key with its
-    /// newest value), so the sequence never holds more than one change waiting.
-    public func changes() -> AsyncStream<StoreChange> {
-        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            // The store and the administrator's layer deliver on queues of their own: one lock
-            // keeps a change's two yields from interleaving with another's.
-            let yielding = Locked(())
-            let observation = observeStoreAndLayer(keys: nil, inEffect: true) { change in
-                yielding.withLock { _ in
-                    if case .dropped(let unread) = continuation.yield(change) {
-                        continuation.yield(unread.merged(with: change))
-                    }
-                }
-            }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
-    }
-
-    /// Calls `handler` with the old and new value each time the key's value changes, until the
-    /// returned observation is cancelled or released.
-    ///
-    /// ```swift
-    /// let observation = prefs.observe(.volume) { change in print(change.newValue) }
-    /// ```
-    ///
-    /// The handler runs on the store's delivery queue, never under a store lock: it may read and
-    /// write preferences, this key included.
-    ///
-    /// With `options: .initial` the handler is called at once with the current value, as both
-    /// its old and its new value.
+    /// The handler runs on the store's delivery queue (the current value on the calling thread),
+    /// never under a store lock: it may read and write preferences, this key included.
     public func observe<Value>(
-        _ key: Key<Value>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (PreferenceChange<Value>) -> Void
+        _ key: Key<Value>, initial: Bool = true, handler: @escaping @Sendable (Value) -> Void
     ) -> StoreObservation {
-        let last = Locked<Value?>(nil)
+        let skipping = Locked(!initial)
         return observeValues(of: key) { value in
-            let previous = last.withLock { last in
-                defer { last = value }
-                return last
+            let skip = skipping.withLock { skipping in
+                defer { skipping = false }
+                return skipping
             }
-            if let previous {
-                handler(PreferenceChange(oldValue: previous, newValue: value))
-            } else if options.contains(.initial) {
-                handler(PreferenceChange(oldValue: value, newValue: value))
-            }
-            // Otherwise the first value is the starting point, not a change.
+            if !skip { handler(value) }
         }
     }
 
-    /// The keys' current values together, then again each time any of them changes, until the
-    /// consuming task is cancelled (two keys or more).
+    /// Several keys' current values together (unless `initial` is `false`), then again each time
+    /// any of them changes, until the consuming task is cancelled.
     ///
     /// ```swift
     /// for await (volume, muted) in prefs.changes(of: .volume, .muted) {
@@ -130,51 +62,34 @@ extension Preferences {
     ///
     /// A write of several of the keys (an `update`) arrives once, with all its values. A consumer
     /// that falls behind gets the newest values.
-    public func changes<First, each Other>(of first: Key<First>, _ other: repeat Key<each Other>)
-        -> AsyncStream<(First, repeat each Other)>
-    {
-        let reader = KeyPackReader(self, first, repeat each other)
-        return valueStream(of: reader.keys) { reader.read() }
+    public func changes<First, Second, each Other>(
+        of first: Key<First>, _ second: Key<Second>, _ other: repeat Key<each Other>, initial: Bool = true
+    ) -> AsyncStream<(First, Second, repeat each Other)> {
+        let reader = KeyPackReader(self, first, second, repeat each other)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let observation = observeAny(of: reader.keys, initial: initial) {
+                continuation.yield(reader.read())
+            }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
     }
 
-    /// Calls `handler` with the keys' typed values each time any of them changes (once for a
-    /// write of several), until the returned observation is cancelled or released (for two,
-    /// three or four keys).
+    /// Calls `handler` with several keys' values together: at once (unless `initial` is
+    /// `false`), then each time any of them changes (once for a write of several), until the
+    /// returned observation is cancelled or released: what ``changes(of:_:_:initial:)`` yields.
     ///
     /// ```swift
-    /// let observation = prefs.observe(.volume, .muted, options: .initial) { volume, muted in
+    /// let observation = prefs.observe(.volume, .muted) { volume, muted in
     ///     player.volume = muted ? 0 : volume
     /// }
     /// ```
-    public func observe<A, B>(
-        _ a: Key<A>, _ b: Key<B>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B) -> Void
+    public func observe<First, Second, each Other>(
+        _ first: Key<First>, _ second: Key<Second>, _ other: repeat Key<each Other>, initial: Bool = true,
+        handler: @escaping @Sendable (First, Second, repeat each Other) -> Void
     ) -> StoreObservation {
-        observeValues(of: [a, b], options: options) { handler(self[a], self[b]) }
-    }
-
-    /// The same for three keys.
-    ///
-    /// ```swift
-    /// prefs.observe(.width, .height, .scale) { width, height, scale in … }
-    /// ```
-    public func observe<A, B, C>(
-        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B, C) -> Void
-    ) -> StoreObservation {
-        observeValues(of: [a, b, c], options: options) { handler(self[a], self[b], self[c]) }
-    }
-
-    /// The same for four keys.
-    ///
-    /// ```swift
-    /// prefs.observe(.red, .green, .blue, .alpha) { r, g, b, a in … }
-    /// ```
-    public func observe<A, B, C, D>(
-        _ a: Key<A>, _ b: Key<B>, _ c: Key<C>, _ d: Key<D>, options: ObservationOptions = [],
-        handler: @escaping @Sendable (A, B, C, D) -> Void
-    ) -> StoreObservation {
-        observeValues(of: [a, b, c, d], options: options) { handler(self[a], self[b], self[c], self[d]) }
+        let reader = KeyPackReader(self, first, second, repeat each other)
+        let deliverer = KeyPackDeliverer(reader: reader, handler: handler)
+        return observeAny(of: reader.keys, initial: initial) { deliverer.deliver() }
     }
 
     /// Whether the key's value is its default (nothing is stored, or what is stored equals it).
@@ -186,24 +101,70 @@ extension Preferences {
         self[key] == key.defaultValue
     }
 
-    /// Calls `handler` with every change applied to the store — or, given keys, every change
-    /// that touches one of them, narrowed to those keys — as stored values, until the returned
-    /// observation is cancelled or released.
+    /// Calls `handler` with every change that touches one of the keys, narrowed to them, as
+    /// stored values, until the returned observation is cancelled or released.
     ///
     /// ```swift
-    /// let everything = prefs.observeChanges { change in print(change.values) }
-    /// let some = prefs.observeChanges(to: .volume, .theme) { change in print(change.values.keys) }
+    /// let observation = prefs.observeChanges(to: .volume, .theme) { change in print(change) }
     /// ```
     ///
-    /// For typed values, use ``observe(_:options:handler:)``.
-    public func observeChanges(to keys: Keys..., handler: @escaping @Sendable (StoreChange) -> Void)
+    /// For typed values, use ``observe(_:initial:handler:)``; for every key,
+    /// ``observeAllChanges(handler:)``.
+    public func observeChanges(
+        to first: Keys, _ more: Keys..., handler: @escaping @Sendable (StoreChange) -> Void
+    ) -> StoreObservation {
+        observeChanges(to: [first] + more, handler: handler)
+    }
+
+    /// The same for a list of keys (an empty list observes nothing).
+    ///
+    /// ```swift
+    /// let keys: [Preferences.Keys] = [.volume, .theme]
+    /// let observation = prefs.observeChanges(to: keys) { change in print(change) }
+    /// ```
+    public func observeChanges(to keys: [Keys], handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
-        guard !keys.isEmpty else { return observeStoreAndLayer(keys: nil, inEffect: true, handler) }
+        guard !keys.isEmpty else { return StoreObservation(onCancel: {}) }
         let names = Set(keys.map { StoreKey($0.name) })
         return observeStoreAndLayer(keys: keys.map(\.name), inEffect: true) { change in
             let relevant = change.values.filter { names.contains($0.key) }
             if !relevant.isEmpty { handler(StoreChange(values: relevant)) }
+        }
+    }
+
+    /// Calls `handler` with every change applied to the store, as stored values, until the
+    /// returned observation is cancelled or released: what ``allChanges()`` yields.
+    ///
+    /// ```swift
+    /// let observation = prefs.observeAllChanges { change in print(change) }
+    /// ```
+    public func observeAllChanges(handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        observeStoreAndLayer(keys: nil, inEffect: true, handler)
+    }
+
+    /// Every change applied to the store, as sets of changed keys and their new stored values,
+    /// until the consuming task is cancelled: what ``observeAllChanges(handler:)`` delivers.
+    ///
+    /// ```swift
+    /// for await change in prefs.allChanges() { print(change.values.keys.sorted()) }
+    /// ```
+    ///
+    /// A consumer that falls behind gets the changes it missed merged into one (each key with its
+    /// newest value), so the sequence never holds more than one change waiting.
+    public func allChanges() -> AsyncStream<StoreChange> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            // The store and the administrator's layer deliver on queues of their own: one lock
+            // keeps a change's two yields from interleaving with another's.
+            let yielding = Locked(())
+            let observation = observeAllChanges { change in
+                yielding.withLock { _ in
+                    if case .dropped(let unread) = continuation.yield(change) {
+                        continuation.yield(unread.merged(with: change))
+                    }
+                }
+            }
+            continuation.onTermination = { _ in observation.cancel() }
         }
     }
 
@@ -297,35 +258,14 @@ extension Preferences {
         })
     }
 
-    /// A stream of `read()`: now, then after each change touching any of `keys`.
-    private func valueStream<Values>(of keys: [Keys], read: @escaping @Sendable () -> Values) -> AsyncStream<
-        Values
-    > {
-        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let observation = observeAny(of: keys) { continuation.yield(read()) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
-    }
-
-    /// Calls `deliver` after each change touching any of `keys`, and at once with `.initial`.
-    private func observeValues(
-        of keys: [Keys], options: ObservationOptions, deliver: @escaping @Sendable () -> Void
-    ) -> StoreObservation {
-        let started = Locked(false)
-        return observeAny(of: keys) {
-            let isFirst = started.withLock { started in
-                defer { started = true }
-                return !started
-            }
-            if !isFirst || options.contains(.initial) { deliver() }
-        }
-    }
-
-    /// Calls `deliver` once at once, then after each change touching any of `keys`, in order
-    /// (as ``observeValues(of:deliver:)`` does for one key).
-    private func observeAny(of keys: [Keys], deliver: @escaping @Sendable () -> Void) -> StoreObservation {
+    /// Calls `deliver` at once (unless `initial` is `false`), then after each change touching
+    /// any of `keys`, in order (as ``observeValues(of:deliver:)`` does for one key).
+    private func observeAny(of keys: [Keys], initial: Bool, deliver: @escaping @Sendable () -> Void)
+        -> StoreObservation
+    {
         let names = Set(keys.map { StoreKey($0.name) })
-        return inOrder(observing: keys, now: deliver) { change in
+        let now = { if initial { deliver() } }
+        return inOrder(observing: keys, now: now) { change in
             if change.values.keys.contains(where: names.contains) { deliver() }
         }
     }
@@ -335,26 +275,61 @@ extension Preferences {
 ///
 /// A class holding the keys, so that a closure calling it captures an object: Swift 6.3 crashes
 /// compiling a closure that captures a parameter pack itself.
-private final class KeyPackReader<First: PreferenceValue, each Other: PreferenceValue>: Sendable {
+private final class KeyPackReader<
+    First: PreferenceValue, Second: PreferenceValue, each Other: PreferenceValue
+>:
+    Sendable
+{
     let preferences: Preferences
     let first: Preferences.Key<First>
+    let second: Preferences.Key<Second>
     let other: (repeat Preferences.Key<each Other>)
 
     init(
-        _ preferences: Preferences, _ first: Preferences.Key<First>,
+        _ preferences: Preferences, _ first: Preferences.Key<First>, _ second: Preferences.Key<Second>,
         _ other: repeat Preferences.Key<each Other>
     ) {
         self.preferences = preferences
         self.first = first
+        self.second = second
         self.other = (repeat each other)
     }
 
     /// The keys, in order.
     var keys: [Preferences.Keys] {
-        var keys: [Preferences.Keys] = [first]
+        var keys: [Preferences.Keys] = [first, second]
         for key in repeat each other { keys.append(key) }
         return keys
     }
 
-    func read() -> (First, repeat each Other) { (preferences[first], repeat preferences[each other]) }
+    func read() -> (First, Second, repeat each Other) {
+        (preferences[first], preferences[second], repeat preferences[each other])
+    }
+
+    /// The values of the keys after the first two.
+    func readOther() -> (repeat each Other) { (repeat preferences[each other]) }
+}
+
+/// Calls a handler with several keys' values as its arguments (an object for the closure that
+/// delivers to capture, as ``KeyPackReader`` is).
+private final class KeyPackDeliverer<
+    First: PreferenceValue, Second: PreferenceValue, each Other: PreferenceValue
+>:
+    Sendable
+{
+    let reader: KeyPackReader<First, Second, repeat each Other>
+    let handler: @Sendable (First, Second, repeat each Other) -> Void
+
+    init(
+        reader: KeyPackReader<First, Second, repeat each Other>,
+        handler: @escaping @Sendable (First, Second, repeat each Other) -> Void
+    ) {
+        self.reader = reader
+        self.handler = handler
+    }
+
+    func deliver() {
+        let other = reader.readOther()
+        handler(reader.preferences[reader.first], reader.preferences[reader.second], repeat each other)
+    }
 }

@@ -33,7 +33,7 @@ private final class AnnouncingDefaults: UserDefaults {
         prefs[.volume] = 0.1
         prefs[.launchCount] = 1
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeChanges { change in seen.withLock { $0.append(change) } }
+        let observation = prefs.observeAllChanges { change in seen.withLock { $0.append(change) } }
         try prefs.update { p in
             p[.volume] = 0.9
             p[.launchCount] = 2

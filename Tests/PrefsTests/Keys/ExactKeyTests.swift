@@ -93,7 +93,7 @@ private final class Accents: PreferenceGroup {
         let one = Preferences.Key<Int>(composed, default: 0)
         let other = Preferences.Key<Int>(decomposed, default: 0)
         let heard = Locked<[Int]>([])
-        let observation = prefs.observe(one) { change in heard.withLock { $0.append(change.newValue) } }
+        let observation = prefs.observe(one, initial: false) { value in heard.withLock { $0.append(value) } }
         prefs[other] = 5
         prefs[one] = 7
         #expect(await eventually { heard.withLock { $0 } == [7] })

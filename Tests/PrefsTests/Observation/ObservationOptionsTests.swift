@@ -14,25 +14,36 @@ extension Preferences.Keys {
 /// Issue "Everything a Defaults user reaches for", items 3 and 4: `.initial`, typed observation
 /// of several keys, `isDefaultValue`, keys equal by name, defaults computed when read.
 @Suite(.timeLimit(.minutes(10))) struct ObservationOptionsTests {
+    /// One rule: the current value first (unless `initial: false`), then every change; a handler
+    /// gets exactly what the stream of the same key yields.
     @Test(arguments: StoreKind.allCases)
     func initialCallsTheHandlerAtOnceWithTheCurrentValue(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
         prefs[.volume] = 0.25
-        let seen = Locked<[String]>([])
-        let observation = prefs.observe(.volume, options: .initial) { change in
-            seen.withLock { $0.append("\(change.oldValue)→\(change.newValue)") }
-        }
-        #expect(seen.withLock { $0 } == ["0.25→0.25"], "called before observe returns")
+        let seen = Locked<[Double]>([])
+        let observation = prefs.observe(.volume) { volume in seen.withLock { $0.append(volume) } }
+        #expect(seen.withLock { $0 } == [0.25], "called before observe returns")
+        var stream = prefs.changes(of: .volume).makeAsyncIterator()
+        #expect(await stream.next() == 0.25, "the stream starts with the current value too")
         prefs[.volume] = 0.75
-        #expect(await eventually { seen.withLock { $0 } == ["0.25→0.25", "0.25→0.75"] })
+        #expect(await eventually { seen.withLock { $0 } == [0.25, 0.75] })
+        #expect(await stream.next() == 0.75)
+        // Writing the same value again is a change for both.
+        prefs[.volume] = 0.75
+        #expect(await eventually { seen.withLock { $0 } == [0.25, 0.75, 0.75] })
+        #expect(await stream.next() == 0.75)
         observation.cancel()
 
         let plain = Locked<[Double]>([])
-        let withoutInitial = prefs.observe(.volume) { change in plain.withLock { $0.append(change.newValue) }
+        let withoutInitial = prefs.observe(.volume, initial: false) { volume in
+            plain.withLock { $0.append(volume) }
         }
+        var later = prefs.changes(of: .volume, initial: false).makeAsyncIterator()
         prefs[.volume] = 1
         #expect(
-            await eventually { plain.withLock { $0 } == [1] }, "without .initial the first call is a change")
+            await eventually { plain.withLock { $0 } == [1] },
+            "with initial: false the first call is a change")
+        #expect(await later.next() == 1)
         withoutInitial.cancel()
     }
 
@@ -63,8 +74,7 @@ extension Preferences.Keys {
         #expect(changed?.2 == 3 && changed?.4 == "w")
 
         let heard = Locked<[String]>([])
-        let observation = prefs.observe(.volume, .muted, .launchCount, options: .initial) {
-            volume, muted, count in
+        let observation = prefs.observe(.volume, .muted, .launchCount) { volume, muted, count in
             heard.withLock { $0.append("\(volume) \(muted) \(count)") }
         }
         #expect(heard.withLock { $0 } == ["0.1 false 3"])

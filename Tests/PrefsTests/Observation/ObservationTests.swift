@@ -56,21 +56,19 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func closureObserversSeeOldAndNewValuesUntilCancelled(store: StoreKind) async throws {
+    func closureObserversSeeEachValueUntilCancelled(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
-        let changes = Locked<[String]>([])
-        let observation = prefs.observe(.volume) { change in
-            changes.withLock { $0.append("\(change.oldValue)→\(change.newValue)") }
-        }
+        let changes = Locked<[Double]>([])
+        let observation = prefs.observe(.volume) { volume in changes.withLock { $0.append(volume) } }
         prefs[.volume] = 0.75
         prefs.reset(.volume)
-        #expect(await eventually { changes.withLock { $0 } == ["0.5→0.75", "0.75→0.5"] })
+        #expect(await eventually { changes.withLock { $0 } == [0.5, 0.75, 0.5] })
 
         observation.cancel()
         #expect(observerCount(prefs.store) == 0)
         prefs[.volume] = 0.1
         prefs.store.waitForEveryDelivery()
-        #expect(changes.withLock { $0.count } == 2, "nothing after cancel")
+        #expect(changes.withLock { $0.count } == 3, "nothing after cancel")
     }
 
     @Test func releasingTheObservationEndsIt() async {
@@ -92,7 +90,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let someObservation = prefs.observeChanges(to: .volume, .theme) { change in
             some.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
-        let allObservation = prefs.observeChanges { change in
+        let allObservation = prefs.observeAllChanges { change in
             all.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
         prefs[.volume] = 1
@@ -111,7 +109,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     func anUpdateIsSeenOnceAfterItIsApplied(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeChanges { change in
+        let observation = prefs.observeAllChanges { change in
             // The whole update is visible by the time an observer hears of it.
             #expect(prefs[.launchCount] == 3 && prefs[.username] == "u")
             seen.withLock { $0.append(change) }
@@ -135,7 +133,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let prefs = IssueRecorder().preferences(store.makeStore())
         prefs[.launchCount] = 5
         let seen = Locked(0)
-        let observation = prefs.observeChanges { _ in seen.withLock { $0 += 1 } }
+        let observation = prefs.observeAllChanges { _ in seen.withLock { $0 += 1 } }
         #expect(throws: Abort.self) {
             try prefs.update { p in
                 p[.launchCount] = 99
@@ -160,8 +158,8 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     @Test(arguments: StoreKind.allCases)
     func anObserverMayWriteFromItsCallback(store: StoreKind) async {
         let prefs = IssueRecorder().preferences(store.makeStore())
-        let observation = prefs.observe(.volume) { change in
-            prefs[.username] = "volume was \(change.newValue)"
+        let observation = prefs.observe(.volume, initial: false) { volume in
+            prefs[.username] = "volume was \(volume)"
             try? prefs.update { p in p[.launchCount] += 1 }
         }
         prefs[.volume] = 0.9
@@ -174,7 +172,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let writerDone = DispatchSemaphore(value: 0)
         let observerTimedOut = Locked(false)
-        let observation = prefs.observe(.launchCount) { _ in
+        let observation = prefs.observe(.launchCount, initial: false) { _ in
             // Blocks until the writer has finished all its writes: if writers waited for
             // observers, the writer could not finish and this would time out.
             if writerDone.wait(timeout: .now() + 10) == .timedOut { observerTimedOut.withLock { $0 = true } }
@@ -193,7 +191,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let plain = try #require(UserDefaults(suiteName: suite))
         let prefs = IssueRecorder().preferences(UserDefaultsStore(plain, domainName: suite))
         let seen = Locked<[StoreChange]>([])
-        let observation = prefs.observeChanges { change in seen.withLock { $0.append(change) } }
+        let observation = prefs.observeAllChanges { change in seen.withLock { $0.append(change) } }
 
         prefs[.volume] = 0.2  // through Prefs: seen once, not again as a raw write
         plain.set("raw", forKey: "username")

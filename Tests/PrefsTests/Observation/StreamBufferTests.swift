@@ -23,7 +23,7 @@ import Testing
     @Test func theAllKeysSequenceMergesWhatWasMissed() async throws {
         let store = try SQLiteStore(path: TestFiles.uniquePath())
         let prefs = IssueRecorder().preferences(store)
-        var iterator = prefs.changes().makeAsyncIterator()
+        var iterator = prefs.allChanges().makeAsyncIterator()
         for index in 0..<100 { try store.setValue(.integer(Int64(index)), forKey: "k\(index % 10)") }
         try store.setValue(nil, forKey: "k3")
         store.observers.waitForDelivery()

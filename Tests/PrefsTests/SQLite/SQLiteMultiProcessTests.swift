@@ -68,8 +68,8 @@
             let store = try SQLiteStore(path: path)
             let prefs = IssueRecorder().preferences(store)
             let seen = Locked<[String?]>([])
-            let observation = prefs.observe(.username) { change in
-                seen.withLock { $0.append(change.newValue) }
+            let observation = prefs.observe(.username, initial: false) { name in
+                seen.withLock { $0.append(name) }
             }
 
             let writer = try Helper.run(["sqlite-set", path, "username", "from another process"])

@@ -106,7 +106,7 @@ import Testing
     func theRecordsAreNotAmongTheUsersKeys(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let heard = Locked<[String]>([])
-        let observation = prefs.observeChanges { change in
+        let observation = prefs.observeAllChanges { change in
             heard.withLock { $0 += change.values.keys.map(\.name) }
         }
         defer { observation.cancel() }

@@ -86,7 +86,9 @@ import Testing
         let prefs = Preferences(
             store: MemoryStore(), system: SystemLayer(domain: "app", directories: [folder]))
         let seen = Locked<[String]>([])
-        let observation = prefs.observe(Self.theme) { change in seen.withLock { $0.append(change.newValue) } }
+        let observation = prefs.observe(Self.theme, initial: false) { theme in
+            seen.withLock { $0.append(theme) }
+        }
         // A configuration tool writes a new file and renames it over the old one.
         try Data(#"{ locked = { theme = solarized; }; }"#.utf8).write(
             to: URL(fileURLWithPath: "\(folder)/app.plist"), options: .atomic)
@@ -185,7 +187,7 @@ import Testing
     @Test func severalKeysTyped() async throws {
         let setup = try Setup()
         let seen = Locked<[String]>([])
-        let observation = setup.prefs.observe(Self.volume, Self.theme) { volume, theme in
+        let observation = setup.prefs.observe(Self.volume, Self.theme, initial: false) { volume, theme in
             seen.withLock { $0.append("\(volume) \(theme)") }
         }
         try setup.replace()
@@ -196,7 +198,7 @@ import Testing
     @Test func allKeys() async throws {
         let setup = try Setup()
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observeChanges { change in seen.withLock { $0.append(change) } }
+        let observation = setup.prefs.observeAllChanges { change in seen.withLock { $0.append(change) } }
         try setup.replace()
         #expect(await eventually { seen.withLock { $0 } == [Self.expected] }, "\(seen.withLock { $0 })")
         observation.cancel()
@@ -204,7 +206,7 @@ import Testing
 
     @Test func streams() async throws {
         let setup = try Setup()
-        var all = setup.prefs.changes().makeAsyncIterator()
+        var all = setup.prefs.allChanges().makeAsyncIterator()
         var pair = setup.prefs.changes(of: Self.volume, Self.theme).makeAsyncIterator()
         var one = setup.prefs.changes(of: Self.volume).makeAsyncIterator()
         #expect(await pair.next().map { "\($0.0) \($0.1)" } == "0.3 solarized")

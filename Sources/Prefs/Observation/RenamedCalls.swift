@@ -1,0 +1,91 @@
+import Foundation
+
+// Calls of releases before 1.0 that are gone or renamed: each fails to compile with a message
+// naming the call to write instead (unavailable declarations are not part of the public API).
+
+extension Preferences {
+    /// Renamed ``allChanges()``.
+    @available(*, unavailable, renamed: "allChanges()")
+    public func changes() -> AsyncStream<StoreChange> { allChanges() }
+
+    /// Every change of the store: ``observeAllChanges(handler:)``.
+    @available(
+        *, unavailable,
+        message:
+            "name the keys, observeChanges(to: .a, .b), or observe every key with observeAllChanges(handler:)"
+    )
+    public func observeChanges(handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
+        observeAllChanges(handler: handler)
+    }
+
+    /// Zero keys reset nothing: ``removeAll()`` removes every value.
+    @available(
+        *, unavailable,
+        message: "name the keys to reset, reset(.a, .b), or remove every value with removeAll()"
+    )
+    public func reset() {}
+
+    /// Observation takes `initial:` now.
+    @available(
+        *, unavailable,
+        message:
+            "observe(.key) { value in … } gives the current value first (initial: false starts with the next change), and the value itself, not a change"
+    )
+    public func observe<Value>(
+        _ key: Key<Value>, options: ObservationOptions, handler: @escaping @Sendable (Value) -> Void
+    ) -> StoreObservation { observe(key, handler: handler) }
+}
+
+/// Observation options are `initial:` now.
+@available(*, unavailable, message: "observation takes initial: true (the default) or initial: false")
+public struct ObservationOptions: OptionSet, Sendable {
+    /// The options' bits.
+    public let rawValue: Int
+    /// Creates options from their raw bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `initial: true`, the default now.
+    public static let initial = ObservationOptions(rawValue: 1)
+}
+
+extension Preferences.Key where Value: Comparable {
+    /// A range of allowed values is `.range(…)` now.
+    @available(*, unavailable, message: "write allowed: .range(lower...upper)")
+    public convenience init(
+        _ name: String, default defaultValue: Value, help: String? = nil, allowed: ClosedRange<Value>
+    ) {
+        self.init(name, default: defaultValue, help: help, allowed: .range(allowed))
+    }
+}
+
+extension PreferenceKeyNamespace {
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: String.self), in any preferences (in:)")
+    public var string: String? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Int.self), in any preferences (in:)")
+    public var int: Int? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Double.self), in any preferences (in:)")
+    public var double: Double? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Bool.self), in any preferences (in:)")
+    public var bool: Bool? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Date.self), in any preferences (in:)")
+    public var date: Date? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Data.self), in any preferences (in:)")
+    public var data: Data? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: URL.self), in any preferences (in:)")
+    public var url: URL? { nil }
+    /// Renamed ``storedName``.
+    @available(*, unavailable, renamed: "storedName")
+    public var uniqueKey: String { storedName }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as:), which gives the type you name")
+    public var storedValue: Any? { nil }
+    /// Read with ``value(as:in:)``.
+    @available(*, unavailable, message: "read with value(as: Bool.self) ?? false")
+    public var storedBool: Bool { false }
+}
