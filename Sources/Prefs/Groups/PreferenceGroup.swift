@@ -26,6 +26,17 @@ import Observation
 ///
 /// The keys come from reflection (`Mirror`): a program built with reflection metadata stripped
 /// cannot use groups, and stops with a message saying so at the first property access.
+///
+/// Inside a group, `@Preference` is the group's own wrapper (its name is the key, with the
+/// group's `keyPrefix`). A `@Pref` property is a member too: ``reset()`` and ``publish()``
+/// include it, in the preferences it was given, under its key's own name (no prefix, as
+/// `@Preference(.key)`).
+///
+/// Threads: a group is not `Sendable`, because a subclass may add state of its own; the compiler
+/// refuses to hand one to another task. Its `@Preference` properties themselves may be read and
+/// written from any thread (each access is a read or write of the preferences, which are
+/// `Sendable`): hand the task the `Preferences` and read the keys there, or mark a subclass
+/// whose own state is safe `@unchecked Sendable`.
 open class PreferenceGroup: Observable {
     /// The preferences the properties are stored in.
     public let preferences: Preferences
@@ -36,6 +47,9 @@ open class PreferenceGroup: Observable {
 
     let observationRegistrar = ObservationRegistrar()
     private var slotsByKey: [StoreKey: PreferenceSlot] = [:]
+    /// The group's `@Pref` properties: members too (``reset()`` and ``publish()`` include them),
+    /// each in its own preferences, under its key's own name.
+    private var prefMembers: [any GroupMemberPref] = []
     private var storeObservation: StoreObservation?
 
     /// Creates the group over `preferences`, its keys prefixed with `keyPrefix`.
@@ -63,6 +77,12 @@ open class PreferenceGroup: Observable {
     public func reset() {
         preferences.remove(propertyKeys.map(\.key))
         for slot in slotsByKey.values { slot.announceChange() }
+        for member in prefMembers { member.resetInItsPreferences() }
+    }
+
+    /// The descriptions of the group's `@Pref` properties' keys, by the preferences they live in.
+    var prefMemberDescriptions: [(preferences: Preferences, description: Preferences.KeyDescription)] {
+        prefMembers.map { ($0.memberPreferences, $0.memberKeyDescription) }
     }
 
     /// The key of a property, by its name.
@@ -78,6 +98,10 @@ open class PreferenceGroup: Observable {
         var found: [(name: String, key: String, preference: any BindablePreference)] = []
         while let current = mirror, current.subjectType != PreferenceGroup.self {
             for child in current.children {
+                if let member = child.value as? any GroupMemberPref {
+                    prefMembers.append(member)
+                    continue
+                }
                 guard let label = child.label, let preference = child.value as? any BindablePreference else {
                     continue
                 }
@@ -108,6 +132,13 @@ open class PreferenceGroup: Observable {
 protocol BindablePreference {
     var slot: PreferenceSlot { get }
     func bind(name: String)
+}
+
+/// A `@Pref` property of a group: reset and published with the group, in its own preferences.
+protocol GroupMemberPref {
+    func resetInItsPreferences()
+    var memberPreferences: Preferences { get }
+    var memberKeyDescription: Preferences.KeyDescription { get }
 }
 
 extension Preference: BindablePreference {

@@ -77,5 +77,9 @@ extension PreferenceGroup {
     public func publish() throws {
         let descriptions = propertyKeys.compactMap { slot(forKey: $0.key)?.key?.keyDescription }
         try preferences.publish(descriptions: descriptions)
+        // `@Pref` properties, each in the preferences it lives in.
+        for (preferences, description) in prefMemberDescriptions {
+            try preferences.publish(descriptions: [description])
+        }
     }
 }

@@ -140,3 +140,9 @@ private final class WeakPrefSource: @unchecked Sendable {
 
 /// The `PrefSource`s alive in the process (a generic type cannot have a stored static property).
 private let livePrefSources = Locked<[PrefSourceIdentity: WeakPrefSource]>([:])
+
+extension Pref: GroupMemberPref {
+    func resetInItsPreferences() { source.preferences.reset(source.key) }
+    var memberPreferences: Preferences { source.preferences }
+    var memberKeyDescription: Preferences.KeyDescription { source.key.keyDescription }
+}

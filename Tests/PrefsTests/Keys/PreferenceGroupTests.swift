@@ -25,12 +25,37 @@ final class AudioSettings: PreferenceGroup {
     @Preference var label = "speaker"
 }
 
+/// A group with a `@Pref` property (the general wrapper, not the group's own): it is a member.
+final class MixedSettings: PreferenceGroup {
+    @Preference var label = "speaker"
+    @Pref(.volume, in: MixedSettings.elsewhere) var volume
+    nonisolated(unsafe) static var elsewhere = Preferences(store: MemoryStore())
+}
+
 final class Clashing: PreferenceGroup {
     @Preference var count = 0
     @Preference("count") var total = 0
 }
 
 @Suite struct PreferenceGroupTests {
+    /// A `@Pref` inside a group is one of its members: the group's `reset()` resets it and its
+    /// `publish()` publishes it, in the preferences it lives in, under its key's own name.
+    @Test func aPrefPropertyIsAMemberOfItsGroup() throws {
+        let groupPrefs = IssueRecorder().preferences()
+        let own = IssueRecorder().preferences()
+        MixedSettings.elsewhere = own
+        let settings = MixedSettings(preferences: groupPrefs)
+        settings.label = "headphones"
+        settings.volume = 0.9
+        #expect(own[.volume] == 0.9, "written in its own preferences")
+        try settings.publish()
+        #expect(own.keyDescriptions()["volume"]?.swiftType == "Double", "published where it lives")
+        settings.reset()
+        #expect(settings.label == "speaker")
+        #expect(own[.volume] == 0.5, "reset with the group")
+        #expect(!own.hasValue(for: Preferences.Keys.volume))
+    }
+
     @Test(arguments: StoreKind.allCases)
     func propertiesAreStoredUnderTheirNames(store: StoreKind) {
         let prefs = IssueRecorder().preferences(store.makeStore())
