@@ -107,7 +107,7 @@ private func fuzzJournalFile(_ data: Data) {
     // Reports of cut records go to stderr: not what is being tested. A short busy timeout: lock
     // bytes that say "held" by a thread that does not exist make the store wait that long and
     // then throw `.busy` (the typed error this target accepts).
-    guard let store = try? SQLiteStore(path: path, options: .init(busyTimeout: .milliseconds(20))) else {
+    guard let store = try? SQLiteStore(path: path, options: .init(lockTimeout: .milliseconds(20))) else {
         return
     }
     _ = store.snapshot()

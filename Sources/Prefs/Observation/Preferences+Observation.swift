@@ -67,8 +67,8 @@ extension Preferences {
     ) -> AsyncStream<(First, Second, repeat each Other)> {
         let reader = KeyPackReader(self, first, second, repeat each other)
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let observation = observeAny(of: reader.keys, initial: initial) {
-                continuation.yield(reader.read())
+            let observation = observeStored(of: reader.keys, initial: initial) { stored in
+                continuation.yield(reader.read(stored))
             }
             continuation.onTermination = { _ in observation.cancel() }
         }
@@ -89,7 +89,7 @@ extension Preferences {
     ) -> StoreObservation {
         let reader = KeyPackReader(self, first, second, repeat each other)
         let deliverer = KeyPackDeliverer(reader: reader, handler: handler)
-        return observeAny(of: reader.keys, initial: initial) { deliverer.deliver() }
+        return observeStored(of: reader.keys, initial: initial) { stored in deliverer.deliver(stored) }
     }
 
     /// Whether the key's value is its default (nothing is stored, or what is stored equals it).
@@ -258,15 +258,33 @@ extension Preferences {
         })
     }
 
-    /// Calls `deliver` at once (unless `initial` is `false`), then after each change touching
-    /// any of `keys`, in order (as ``observeValues(of:deliver:)`` does for one key).
-    private func observeAny(of keys: [Keys], initial: Bool, deliver: @escaping @Sendable () -> Void)
-        -> StoreObservation
-    {
+    /// Calls `deliver` with the keys' stored values at once (unless `initial` is `false`), then
+    /// after each change touching any of them, in order (as ``observeValues(of:deliver:)`` does
+    /// for one key).
+    ///
+    /// Each delivery holds the values as of that change, not what is stored by the time it is
+    /// delivered (three quick writes are three deliveries of three different states). Under an
+    /// administrator's layer the values in effect are not simply what was stored: `deliver` is
+    /// given `nil`, and reads them.
+    private func observeStored(
+        of keys: [Keys], initial: Bool, deliver: @escaping @Sendable ([StoreKey: PropertyListValue?]?) -> Void
+    ) -> StoreObservation {
         let names = Set(keys.map { StoreKey($0.name) })
-        let now = { if initial { deliver() } }
+        let known = Locked<[StoreKey: PropertyListValue?]>([:])
+        let hasLayer = system != nil
+        let now = {
+            let stored = Dictionary(uniqueKeysWithValues: names.map { ($0, store.value(forKey: $0.name)) })
+            known.withLock { $0 = stored }
+            if initial { deliver(hasLayer ? nil : stored) }
+        }
         return inOrder(observing: keys, now: now) { change in
-            if change.values.keys.contains(where: names.contains) { deliver() }
+            let touched = change.values.filter { names.contains($0.key) }
+            guard !touched.isEmpty else { return }
+            let stored = known.withLock { known in
+                for (key, value) in touched { known[key] = value.newValue }
+                return known
+            }
+            deliver(hasLayer ? nil : stored)
         }
     }
 }
@@ -302,12 +320,23 @@ private final class KeyPackReader<
         return keys
     }
 
-    func read() -> (First, Second, repeat each Other) {
-        (preferences[first], preferences[second], repeat preferences[each other])
+    /// The keys' values as `stored` holds them (`nil`: as they are now).
+    func read(_ stored: [StoreKey: PropertyListValue?]?) -> (First, Second, repeat each Other) {
+        (
+            value(of: first, in: stored), value(of: second, in: stored),
+            repeat value(of: each other, in: stored)
+        )
     }
 
-    /// The values of the keys after the first two.
-    func readOther() -> (repeat each Other) { (repeat preferences[each other]) }
+    /// The values of the keys after the first two, so too.
+    func readOther(_ stored: [StoreKey: PropertyListValue?]?) -> (repeat each Other) {
+        (repeat value(of: each other, in: stored))
+    }
+
+    func value<Value>(of key: Preferences.Key<Value>, in stored: [StoreKey: PropertyListValue?]?) -> Value {
+        guard let stored else { return preferences[key] }
+        return preferences.decode(stored[StoreKey(key.name)] ?? nil, for: key)
+    }
 }
 
 /// Calls a handler with several keys' values as its arguments (an object for the closure that
@@ -328,8 +357,10 @@ private final class KeyPackDeliverer<
         self.handler = handler
     }
 
-    func deliver() {
-        let other = reader.readOther()
-        handler(reader.preferences[reader.first], reader.preferences[reader.second], repeat each other)
+    func deliver(_ stored: [StoreKey: PropertyListValue?]?) {
+        let other = reader.readOther(stored)
+        handler(
+            reader.value(of: reader.first, in: stored), reader.value(of: reader.second, in: stored),
+            repeat each other)
     }
 }

@@ -89,3 +89,24 @@ extension PreferenceKeyNamespace {
     @available(*, unavailable, message: "read with value(as: Bool.self) ?? false")
     public var storedBool: Bool { false }
 }
+
+extension SQLiteStore.Options {
+    /// Renamed ``lockTimeout``, the name `MemoryStore` uses.
+    @available(*, unavailable, renamed: "lockTimeout")
+    public var busyTimeout: Duration {
+        get { lockTimeout }
+        // swift-format-ignore: NoSetterWithoutGetter
+        set { lockTimeout = newValue }
+    }
+
+    /// `busyTimeout:` is `lockTimeout:` now.
+    @available(*, unavailable, message: "the label is lockTimeout: now, as MemoryStore's")
+    public init(
+        durability: SQLiteStore.Durability = .committed, recreateOnCorruption: Bool = false,
+        busyTimeout: Duration, refreshInterval: Duration = .seconds(10)
+    ) {
+        self.init(
+            durability: durability, recreateOnCorruption: recreateOnCorruption, lockTimeout: busyTimeout,
+            refreshInterval: refreshInterval)
+    }
+}

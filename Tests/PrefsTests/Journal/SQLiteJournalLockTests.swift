@@ -110,11 +110,11 @@
         @Test func openingTheSameFileInsideATransactionFailsAtOnce() throws {
             let path = TestFiles.uniquePath()
             // A waiting open would end at the timeout with another message.
-            let store = try SQLiteStore(path: path, options: .init(busyTimeout: .seconds(5)))
+            let store = try SQLiteStore(path: path, options: .init(lockTimeout: .seconds(5)))
             let thrown = try store.transaction { t -> StoreError? in
                 t["a"] = .integer(1)
                 do {
-                    _ = try SQLiteStore(path: path, options: .init(busyTimeout: .seconds(5)))
+                    _ = try SQLiteStore(path: path, options: .init(lockTimeout: .seconds(5)))
                     return nil
                 } catch let error as StoreError {
                     return error

@@ -163,11 +163,11 @@
             }
             #expect(await eventually(within: 30) { holder.currentStdout.contains("holding") })
             let started = ContinuousClock.now
-            let reader = try SQLiteStore(path: path, options: .init(busyTimeout: .seconds(30)))
+            let reader = try SQLiteStore(path: path, options: .init(lockTimeout: .seconds(30)))
             #expect(reader.value(forKey: "held") == .integer(1))
             #expect(ContinuousClock.now - started < .seconds(2), "opening waited for the stopped holder")
             // The first write waits for the holder like any write (here: the busy timeout).
-            let writer = try SQLiteStore(path: path, options: .init(busyTimeout: .milliseconds(300)))
+            let writer = try SQLiteStore(path: path, options: .init(lockTimeout: .milliseconds(300)))
             #expect(throws: StoreError.self) { try writer.setValue(.integer(2), forKey: "held") }
         }
 
@@ -182,7 +182,7 @@
             let journal = try #require(store.core.journal)
             journal.set(Layout.generationOffset, journal.generation | 1)
             journal.set(Layout.sequenceOffset, journal.sequence + 1)
-            let reader = try SQLiteStore(path: path, options: .init(busyTimeout: .milliseconds(100)))
+            let reader = try SQLiteStore(path: path, options: .init(lockTimeout: .milliseconds(100)))
             journal.set(Layout.sequenceOffset, journal.sequence + 1)
             #expect(reader.value(forKey: "five") == .integer(5))
         }

@@ -47,6 +47,32 @@ extension Preferences.Keys {
         withoutInitial.cancel()
     }
 
+    /// Several keys' handler gets each change's values, in order, never what is stored by the
+    /// time it runs (three quick writes arrived as three calls with the last values).
+    @Test(arguments: StoreKind.allCases)
+    func severalKeysGetEachChangesValues(store: StoreKind) async throws {
+        let prefs = IssueRecorder().preferences(store.makeStore())
+        let seen = Locked<[String]>([])
+        let observation = prefs.observe(.launchCount, .username) { count, name in
+            seen.withLock { $0.append("\(count) \(name ?? "nil")") }
+        }
+        prefs[.launchCount] = 1
+        prefs[.username] = "y"
+        prefs[.launchCount] = 2
+        let expected = ["0 nil", "1 nil", "1 y", "2 y"]
+        #expect(await eventually { seen.withLock { $0 } == expected }, "\(seen.withLock { $0 })")
+        prefs.store.waitForEveryDelivery()
+        #expect(seen.withLock { $0 } == expected, "nothing delivered twice")
+        // The stream yields the same states, newest when its consumer falls behind; never one twice.
+        var stream = prefs.changes(of: .launchCount, .username).makeAsyncIterator()
+        let now = await stream.next()
+        #expect(now?.0 == 2 && now?.1 == "y")
+        prefs[.launchCount] = 3
+        let next = await stream.next()
+        #expect(next?.0 == 3 && next?.1 == "y")
+        observation.cancel()
+    }
+
     @Test(arguments: StoreKind.allCases)
     func severalKeysArriveTypedAndTogether(store: StoreKind) async throws {
         let prefs = IssueRecorder().preferences(store.makeStore())

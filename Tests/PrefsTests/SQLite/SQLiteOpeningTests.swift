@@ -80,7 +80,7 @@ import Testing
         (Duration.milliseconds(500), Int64(500)), (.milliseconds(1_250), 1_250), (.seconds(3), 3_000),
     ])
     func busyTimeoutKeepsMilliseconds(timeout: Duration, milliseconds: Int64) throws {
-        let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(busyTimeout: timeout))
+        let store = try SQLiteStore(path: TestFiles.uniquePath(), options: .init(lockTimeout: timeout))
         // Each use of the connection opens it anew, configured as the first.
         for _ in 0..<2 {
             let found = try store.core.sqlite.withDatabase(during: "a test") {

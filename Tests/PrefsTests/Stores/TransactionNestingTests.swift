@@ -94,7 +94,7 @@ import Testing
         let timeout = Duration.seconds(60)
         let make: () throws -> any PreferenceStore = {
             kind == "sqlite"
-                ? try SQLiteStore(path: TestFiles.uniquePath(), options: .init(busyTimeout: timeout))
+                ? try SQLiteStore(path: TestFiles.uniquePath(), options: .init(lockTimeout: timeout))
                 : MemoryStore(lockTimeout: timeout)
         }
         let a = try make()

@@ -144,7 +144,7 @@ import Testing
             defer { holder.killIfRunning() }
             #expect(await eventually { holder.currentStdout.contains("holding") })
             var options = SQLiteStore.Options()
-            options.busyTimeout = .milliseconds(100)
+            options.lockTimeout = .milliseconds(100)
             let prefs = Preferences(store: try SQLiteStore(path: path, options: options))
             var caught: StoreError?
             do {

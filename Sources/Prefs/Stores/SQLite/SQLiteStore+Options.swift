@@ -34,8 +34,9 @@ extension SQLiteStore {
         /// Whether a corrupt file (or one that is not SQLite) is moved aside to
         /// `<name>.corrupt-<timestamp>` and replaced by an empty store, instead of throwing.
         public var recreateOnCorruption: Bool
-        /// How long a write waits for another process's write lock before throwing.
-        public var busyTimeout: Duration
+        /// How long a write waits for another process's (or thread's) write lock before throwing
+        /// `.busy`: the same name as `MemoryStore`'s.
+        public var lockTimeout: Duration
         /// The longest a store's watch sleeps without looking for other processes' writes.
         ///
         /// Every write wakes the watches of stores with observers, so for them this is only a
@@ -61,11 +62,11 @@ extension SQLiteStore {
         /// ```
         public init(
             durability: Durability = .committed, recreateOnCorruption: Bool = false,
-            busyTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(10)
+            lockTimeout: Duration = .seconds(10), refreshInterval: Duration = .seconds(10)
         ) {
             self.durability = durability
             self.recreateOnCorruption = recreateOnCorruption
-            self.busyTimeout = busyTimeout
+            self.lockTimeout = lockTimeout
             self.refreshInterval = refreshInterval
         }
     }
@@ -95,7 +96,7 @@ extension SQLiteStore.Options {
     /// The options in the engine's terms.
     var engineSettings: StoreEngine.Settings {
         let diagnostics = diagnostics
-        var settings = StoreEngine.Settings(busyTimeout: busyTimeout) { path, message in
+        var settings = StoreEngine.Settings(busyTimeout: lockTimeout) { path, message in
             diagnostics.report(PreferenceIssue(key: "", store: path, kind: .storeNotice(message)))
         }
         settings.powerSafe = durability == .powerSafe
