@@ -182,12 +182,20 @@ package final class Checkpointer: Sendable {
     ) throws -> UInt64 {
         var scan = RecordScan(journal: journal, from: Journal.Layout.headerSize, to: snapshot.end, after: 0)
         var latest = LatestWrites(journal: journal, expected: snapshot.end / 64)  // about a key per 64 bytes
+        var scanned = 0
         while scan.nextInPlace(
             skipping: checkpointed,
             keyBytes: { sequence, key, value in
                 if sequence > checkpointed { latest.note(key: key, value: value, sequence: sequence) }
             }) != nil
-        {}
+        {
+            // A scan of a large journal (checksums over up to hundreds of MiB) looks now and then
+            // whether the system wants its time back, as the upserts below do.
+            scanned += 1
+            if scanned % 1_024 == 0, expiry?.isExpired == true {
+                throw StoreError(path: path, kind: .expired, detail: "while reading the records to move")
+            }
+        }
         guard journal.generation == snapshot.generation, scan.failure == nil else {
             journal.checkOnNextLock()
             throw StoreError(

@@ -1,0 +1,23 @@
+// Calls of Prefs before 1.0 that are gone or renamed (CHANGELOG, "Migrating to 1.0"). Each line
+// marked `// expect:` must fail to compile with an error on that line whose message holds the
+// text after it: the message names the call to write instead. `.ci/check-doc-comments` compiles
+// this file against the library after the doc comments' examples, and fails when a line compiles
+// or its message says something else.
+import Foundation
+import Prefs
+
+enum OldAccount: String, PreferenceKeyNamespace { case nick }
+
+func oldCalls(_ prefs: Preferences, _ key: Preferences.Key<Double>) {
+    _ = OldAccount.nick.string  // expect: read with value(as: String.self)
+    _ = OldAccount.nick.bool  // expect: read with value(as: Bool.self)
+    _ = OldAccount.nick.uniqueKey  // expect: renamed to 'storedName'
+    _ = OldAccount.nick.storedBool  // expect: value(as: Bool.self) ?? false
+    OldAccount.nick.store(nil, in: prefs)  // expect: call remove(in:)
+    _ = Preferences.Key<Double>("v", default: 0.5, allowed: 0...1)  // expect: allowed: .range(lower...upper)
+    _ = prefs.observe(key, options: .initial) { _ in }  // expect: initial: false starts with the next change
+    prefs.reset()  // expect: remove every value with removeAll()
+    _ = prefs.observeChanges { _ in }  // expect: observeAllChanges(handler:)
+    _ = prefs.changes()  // expect: renamed to 'allChanges()'
+    _ = SQLiteStore.Options(busyTimeout: .seconds(1))  // expect: lockTimeout
+}
