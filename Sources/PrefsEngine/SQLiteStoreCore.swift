@@ -200,6 +200,12 @@ package final class SQLiteStoreCore: Sendable {
         /// journal: the record's length is a 32-bit field, and a transaction of many large
         /// values (each within its own limit) would overflow it while being encoded.
         func checkStorable(store: String) throws {
+            if case .one(let key, let value) = self {
+                // The one value is within its own limit (8 MiB): only a key of about the
+                // journal's size could make the record too large (a write's common case: no sum).
+                try value?.checkStorable(key: key.name, store: store)
+                guard key.name.utf8.count > Journal.Layout.reservation / 2 else { return }
+            }
             // Counted in 64 bits: on a watch, a huge key beside the rest would overflow `Int`.
             var recordSize = UInt64(JournalRecord.headerSize)
             try each { key, value in
@@ -332,6 +338,7 @@ package final class SQLiteStoreCore: Sendable {
 
     /// The journal's lock for a write: waited for the lock timeout, or in short steps that end at
     /// `expiry`.
+    @inline(__always)
     private func withJournalLock<Result>(
         _ journal: Journal, expiry: ExpiringActivity.Expiry?, _ body: (Journal.LockHeld) throws -> Result
     ) throws -> Result {
@@ -343,6 +350,7 @@ package final class SQLiteStoreCore: Sendable {
 
     /// Runs `body` as this process's only writer to the store, waiting at most the busy timeout
     /// (or until `expiry`).
+    @inline(__always)
     func withWriter<Result>(
         expiry: ExpiringActivity.Expiry? = nil, _ body: (inout WriterState) throws -> Result
     ) throws -> Result {

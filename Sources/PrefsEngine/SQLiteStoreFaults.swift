@@ -37,6 +37,9 @@ package struct SQLiteStoreFaults: Sendable {
     var lockedData: Journal.LockedDataProbe?
     /// Called where the store gives its files their protection class, in place of doing so.
     package var protectFiles: (@Sendable (_ path: String) -> Void)?
+    /// Whether SQLite's `-wal` and `-shm` are kept between connections, where the platform would
+    /// not keep them (only where there is data protection): a test's way to run it on Linux.
+    package var keepsJournalFiles: Bool?
 
     package init() {}
 }

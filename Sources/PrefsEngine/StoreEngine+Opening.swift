@@ -116,7 +116,7 @@ extension StoreEngine {
                     throw StoreError(path: path, kind: .readOnly, detail: "SQLite can only read the file")
                 }
                 if !readOnly {
-                    connection.keepsJournalFilesWhenClosed()
+                    if keepsJournalFiles(options) { connection.keepsJournalFilesWhenClosed() }
                     _ = try connection.text("PRAGMA journal_mode=WAL")
                     try configureForCheckpoints(connection, options: options)
                     try createSchema(connection, path: path)
@@ -143,6 +143,19 @@ extension StoreEngine {
         // records a checkpoint moved, so a commit still in the drive's cache would lose them.
         // (Elsewhere these pragmas change nothing: one code path for every platform.)
         try connection.execute("PRAGMA fullfsync=ON; PRAGMA checkpoint_fullfsync=ON")
+        // Where the `-wal` file is kept between connections (see ``keepsJournalFiles(_:)``), it
+        // is emptied when a checkpoint resets it, so it never holds the last move's frames.
+        if keepsJournalFiles(options) { try connection.execute("PRAGMA journal_size_limit=0") }
+    }
+
+    /// Whether `-wal` and `-shm` are kept between connections: where there is data protection.
+    ///
+    /// Made anew at each reopen, they would take their folder's protection class, which a
+    /// folder of class `complete` refuses while the device is locked. Elsewhere they are made
+    /// anew: keeping them cost about a tenth of a write (measured on Linux, checkpoints
+    /// included), for nothing there. Tests keep them on Linux through the faults.
+    static func keepsJournalFiles(_ options: Settings) -> Bool {
+        options.faults.keepsJournalFiles ?? JournalError.platformProtectsFiles
     }
 
     /// A connection to a store's file that was opened before (schema checked, in WAL mode),
@@ -166,7 +179,7 @@ extension StoreEngine {
             return connection
         }
         let connection = try SQLiteConnection(path: path, create: false)
-        connection.keepsJournalFilesWhenClosed()
+        if keepsJournalFiles(options) { connection.keepsJournalFilesWhenClosed() }
         connection.setBusyTimeout(milliseconds: 0)
         try connection.retryingWhileBusy(timeout: options.busyTimeout, givingUpWhen: giveUp) {
             try configureForCheckpoints(connection, options: options)

@@ -232,7 +232,10 @@ private final class AnnouncingDefaults: UserDefaults {
             var info = stat()
             return stat(file, &info) == 0 ? UInt64(info.st_ino) : nil
         }
-        let store = try SQLiteStore(path: path)
+        // Kept where there is data protection; forced here, so Linux runs the same mechanism.
+        var options = SQLiteStore.Options()
+        options.faults.keepsJournalFiles = true
+        let store = try SQLiteStore(path: path, options: options)
         try store.setValue(.integer(1), forKey: "k")
         try store.flush()  // a connection opened for the move, then closed
         let wal = try #require(inode(path + "-wal"), "-wal was deleted as the connection closed")
