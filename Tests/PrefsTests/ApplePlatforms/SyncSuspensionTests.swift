@@ -23,6 +23,25 @@ import Testing
             automatically: true, now: { 1_000 }, firstRetry: firstRetry, expiringActivity: system)
     }
 
+    /// Writes `theme` and holds the push that sends it on the "network" until the returned
+    /// semaphore is signalled (the sync is then inside its push, holding no lock).
+    private static func writeAndStallItsPush(_ store: SyncedStore, _ link: MemoryRemote) throws
+        -> DispatchSemaphore
+    {
+        let inPush = DispatchSemaphore(value: 0)
+        let releasePush = DispatchSemaphore(value: 0)
+        link.beforePush.withLock {
+            $0 = {
+                inPush.signal()
+                releasePush.wait()
+            }
+        }
+        try store.setValue(.string("dark"), forKey: "theme")
+        #expect(inPush.wait(timeout: .now() + 10) == .success, "no sync pushed the write")
+        link.beforePush.withLock { $0 = nil }
+        return releasePush
+    }
+
     /// The system takes the time back while the push waits on the network: the expiry call
     /// returns at once (it does not wait for the network), the sync writes nothing to the local
     /// store after it, nothing is reported as the remote's failure, and the next sync, granted,
@@ -40,17 +59,7 @@ import Testing
             DispatchQueue.global().async { respond(refuse) }
         }
         #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
-        let inPush = DispatchSemaphore(value: 0)
-        let releasePush = DispatchSemaphore(value: 0)
-        link.beforePush.withLock {
-            $0 = {
-                inPush.signal()
-                releasePush.wait()
-            }
-        }
-        try store.setValue(.string("dark"), forKey: "theme")
-        #expect(inPush.wait(timeout: .now() + 10) == .success, "no sync pushed the write")
-        link.beforePush.withLock { $0 = nil }
+        let releasePush = try Self.writeAndStallItsPush(store, link)
         let respond = try #require(responders.withLock { $0.last })
         suspended.withLock { $0 = true }
         let started = ContinuousClock.now
@@ -90,17 +99,7 @@ import Testing
                 DispatchQueue.global().async { respond(refuse) }
             })
         #expect(await eventually { store.status.lastContact != nil }, "the first sync, at start")
-        let inPush = DispatchSemaphore(value: 0)
-        let releasePush = DispatchSemaphore(value: 0)
-        link.beforePush.withLock {
-            $0 = {
-                inPush.signal()
-                releasePush.wait()
-            }
-        }
-        try store.setValue(.string("dark"), forKey: "theme")
-        #expect(inPush.wait(timeout: .now() + 10) == .success, "no sync pushed the write")
-        link.beforePush.withLock { $0 = nil }
+        let releasePush = try Self.writeAndStallItsPush(store, link)
         // Another thread's transaction holds the local store for 5 s from now: the push's own
         // local write (marking the write sent) waits for it.
         let holding = DispatchSemaphore(value: 0)
