@@ -137,6 +137,9 @@ import PrefsSupport
 
         /// The statements prepared on this connection, by their SQL, and the names they have.
         private var preparedNames: [String: String] = [:]
+        /// The statements prepared on this connection with SQL's `PREPARE` by their callers (who
+        /// run them with `EXECUTE` in a script), by name.
+        var preparedByName: Set<String> = []
 
         /// Runs one statement with text and binary parameters; returns the rows, each column's bytes
         /// (`nil` for NULL), in binary result format.

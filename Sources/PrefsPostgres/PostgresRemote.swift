@@ -148,6 +148,14 @@ import PrefsSupport
             let refusedKeys = try withConnection { connection -> [String] in
                 let rows: [[Data?]]
                 do {
+                    if connection.preparedByName.insert(Self.pushStatementName).inserted {
+                        do {
+                            _ = try connection.runScript(Self.pushStatement)
+                        } catch {
+                            connection.preparedByName.remove(Self.pushStatementName)
+                            throw error
+                        }
+                    }
                     rows = try connection.runScript(try pushScript(entries, on: connection))
                 } catch let failure as PostgresConnection.Failure
                     where failure.tooLarge || failure.sqlState?.hasPrefix("54") == true
@@ -175,23 +183,45 @@ import PrefsSupport
         /// client once it has the message.
         ///
         /// It takes the namespace's advisory lock (the one every Prefs release's pushes take),
-        /// then, in a statement whose snapshot is taken after the lock (so it sees every push
-        /// before), decides each entry by its stamp, writes the winners with numbers from the
-        /// `prefs_sync_seq` sequence, and notifies the `prefs_sync` channel with what it wrote
-        /// and the number the namespace stood at before. The lock is held from that point to the
-        /// commit, within this one message: numbers are given in commit order, so a pull after a
-        /// number misses nothing, and no client can hold the lock while the server waits for it
-        /// (the one thing the server waits for is the message itself, before it takes anything).
+        /// then runs the push's statement (``pushStatement``, prepared once per connection), whose
+        /// snapshot is taken after the lock, so it sees every push before. The lock is held from
+        /// that point to the commit, within this one message: numbers are given in commit order,
+        /// so a pull after a number misses nothing, and no client can hold the lock while the
+        /// server waits for it (the one thing the server waits for is the message itself, before
+        /// it takes anything).
         ///
         /// Answers one row: the ordinals (from 1) of the entries refused, separated by commas.
         func pushScript(_ entries: [SyncEntry], on connection: PostgresConnection) throws -> String {
             let namespace = try connection.literal(namespace)
-            let rows = try entries.enumerated().map { ordinal, entry in
-                let value =
-                    entry.value.map { "decode('\(SyncPush.hex($0.storedEncoding()))', 'hex')" } ?? "NULL"
-                return
-                    "(\(ordinal + 1), \(try connection.literal(entry.key)), \(value)::bytea, \(Int64(clamping: entry.stamp.wallMilliseconds))::bigint, \(entry.stamp.counter)::bigint, \(try connection.literal(entry.stamp.replica)))"
+            func array(_ items: [String], of type: String) -> String {
+                "ARRAY[\(items.joined(separator: ", "))]::\(type)[]"
             }
+            let keys = try entries.map { try connection.literal($0.key) }
+            let values = entries.map { entry in
+                entry.value.map { "'\(SyncPush.hex($0.storedEncoding()))'" } ?? "NULL"
+            }
+            let walls = entries.map { String(Int64(clamping: $0.stamp.wallMilliseconds)) }
+            let counters = entries.map { String($0.stamp.counter) }
+            let replicas = try entries.map { try connection.literal($0.stamp.replica) }
+            return """
+                SELECT pg_advisory_xact_lock(hashtext('prefs_sync:' || \(namespace)));
+                EXECUTE \(Self.pushStatementName)(\(namespace), \(array(keys, of: "text")), \(array(values, of: "text")), \(array(walls, of: "bigint")), \(array(counters, of: "bigint")), \(array(replicas, of: "text")))
+                """
+        }
+
+        /// The name of ``pushStatement`` on a connection.
+        static let pushStatementName = "prefs_sync_push_1"
+
+        /// A push's statement, prepared once per connection with SQL's `PREPARE`, so that the
+        /// server plans it once rather than at every push, while a push stays one message of the
+        /// simple query protocol (`EXECUTE` beside the lock).
+        ///
+        /// Its parameters: the namespace, then the entries as arrays in order (keys, values in
+        /// hexadecimal or `NULL` for a removal, walls, counters, replicas). It decides each entry
+        /// by its stamp, writes the winners with numbers from the `prefs_sync_seq` sequence, and
+        /// notifies the `prefs_sync` channel with what it wrote and the number the namespace
+        /// stood at before.
+        static var pushStatement: String {
             // A field of the notification: its length in bytes of UTF-8, a colon, itself.
             func field(_ text: String) -> String {
                 "octet_length(convert_to(\(text), 'UTF8'))::text || ':' || \(text)"
@@ -201,18 +231,20 @@ import PrefsSupport
                 "w.replica",
             ].map(field).joined(separator: " || ")
             let head =
-                "\(field(namespace)) || \(field("(SELECT seq FROM previous)::text")) || \(field("max(w.seq)::text"))"
+                "\(field("$1")) || \(field("(SELECT seq FROM previous)::text")) || \(field("max(w.seq)::text"))"
             return """
-                SELECT pg_advisory_xact_lock(hashtext('prefs_sync:' || \(namespace)));
-                WITH pushed(ord, key, value, wall, counter, replica) AS (VALUES \(rows.joined(separator: ", "))),
-                previous AS (SELECT coalesce(max(seq), 0)::bigint AS seq FROM prefs_sync WHERE namespace = \(namespace)),
+                PREPARE \(pushStatementName)(text, text[], text[], bigint[], bigint[], text[]) AS
+                WITH pushed(ord, key, value, wall, counter, replica) AS (
+                    SELECT u.ord, u.key, decode(u.value, 'hex'), u.wall, u.counter, u.replica
+                    FROM unnest($2, $3, $4, $5, $6) WITH ORDINALITY AS u(key, value, wall, counter, replica, ord)),
+                previous AS (SELECT coalesce(max(seq), 0)::bigint AS seq FROM prefs_sync WHERE namespace = $1),
                 decided AS (
                     SELECT p.*, (h.key IS NULL OR (h.wall, h.counter, h.replica) < (p.wall, p.counter, p.replica COLLATE "C")) AS wins,
                         (h.key IS NOT NULL AND (h.wall, h.counter, h.replica) > (p.wall, p.counter, p.replica COLLATE "C")) AS loses
-                    FROM pushed p LEFT JOIN prefs_sync h ON h.namespace = \(namespace) AND h.key = p.key),
+                    FROM pushed p LEFT JOIN prefs_sync h ON h.namespace = $1 AND h.key = p.key),
                 written AS (
                     INSERT INTO prefs_sync(namespace, key, value, wall, counter, replica, seq)
-                    SELECT \(namespace), key, value, wall, counter, replica, nextval('prefs_sync_seq') FROM decided WHERE wins
+                    SELECT $1, key, value, wall, counter, replica, nextval('prefs_sync_seq') FROM decided WHERE wins
                     ON CONFLICT (namespace, key) DO UPDATE SET
                         value = excluded.value, wall = excluded.wall, counter = excluded.counter,
                         replica = excluded.replica, seq = excluded.seq
@@ -224,7 +256,7 @@ import PrefsSupport
                         string_agg(\(entryFields), '' ORDER BY p.ord) AS body
                     FROM written w JOIN pushed p ON p.key = w.key)
                 SELECT (SELECT string_agg(ord::text, ',' ORDER BY ord) FROM decided WHERE loses),
-                    CASE WHEN last IS NOT NULL THEN pg_notify('\(Self.channel)',
+                    CASE WHEN last IS NOT NULL THEN pg_notify('\(channel)',
                         CASE WHEN octet_length(convert_to(head || body, 'UTF8')) <= \(SyncPush.maximumPayloadBytes)
                         THEN head || body ELSE head || '1:*' END) END
                 FROM told
