@@ -91,7 +91,8 @@ let commands: [Command] = [
         name: "sync-status", usage: "sync-status DOMAIN",
         summary: """
             what a synced store (SyncedStore) keeps in the domain: its replica, the keys synced, the
-                  writes not sent yet, when the remote last answered or why not, and writes that lost
+                  writes not sent yet, when the remote last answered or why not, writes that lost,
+                  and which process syncs it, with a sync in progress and since when
             """,
         example: "prefs sync-status com.example.app", arguments: 1...1, run: syncStatus),
     Command(
@@ -474,7 +475,10 @@ private func show(
         "pending": .array(status.pendingKeys.map(PropertyListValue.string)), "conflicts": .array(conflicts),
     ]
     report["lastContact"] = status.lastContact.map(PropertyListValue.date)
+    report["lastAttempt"] = status.lastAttempt.map(PropertyListValue.date)
     report["lastError"] = status.lastError.map(PropertyListValue.string)
+    report["syncingProcess"] = status.syncingProcess.map { .integer(Int64($0)) }
+    report["syncingSince"] = status.syncingSince.map(PropertyListValue.date)
     if json {
         Output.line(PlistText.json(.dictionary(report)))
         return
@@ -483,7 +487,18 @@ private func show(
     Output.line(
         "pending: " + (status.pendingKeys.isEmpty ? "none" : status.pendingKeys.joined(separator: ", ")))
     Output.line("last contact: " + (status.lastContact.map(CalendarDate.iso8601) ?? "never"))
+    if let attempt = status.lastAttempt { Output.line("last sync started: " + CalendarDate.iso8601(attempt)) }
     if let error = status.lastError { Output.line("last error: \(error)") }
+    switch (status.syncingProcess, status.syncingSince) {
+    case (let process?, let since?):
+        let seconds = Int(Date().timeIntervalSince(since).rounded())
+        Output.line(
+            "syncing: process \(process), a sync in progress since \(CalendarDate.iso8601(since)) (\(seconds) s)"
+        )
+    case (let process?, nil): Output.line("syncing: process \(process), between syncs")
+    case (nil, _):
+        Output.line("syncing: no process syncs it now (the program that does syncs when it starts)")
+    }
     for conflict in status.conflicts {
         let lost = conflict.lostValue.map { PlistText.oldStyle($0) } ?? "a removal"
         Output.line("lost: \(conflict.key) = \(lost) (\(conflict.lostStamp)), to \(conflict.winningStamp)")

@@ -63,6 +63,23 @@
             func modify(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
         }
 
+        /// A remote whose pushes wait until let go: a sync stuck on a silent network.
+        private final class WaitingRemote: SyncRemote {
+            let letGo = DispatchSemaphore(value: 0)
+            var description: String { "WaitingRemote" }
+            func push(_ entries: [SyncEntry]) throws -> [SyncEntry] {
+                letGo.wait()
+                letGo.signal()  // once let go, every push goes
+                return []
+            }
+            func pull(after cursor: PropertyListValue?) throws -> (
+                entries: [SyncEntry], cursor: PropertyListValue?
+            ) { ([], cursor) }
+            func observe(_ handler: @escaping @Sendable (SyncRemoteEvent) -> Void) -> StoreObservation {
+                StoreObservation {}
+            }
+        }
+
         /// The file of domain `com.example.app` in the tool's default store.
         private func domainFile(in cli: CLI) throws -> String {
             let folder = cli.home.appendingPathComponent("config/prefs")
@@ -98,8 +115,42 @@
 
             // A domain no synced store has used says so.
             #expect(try cli.run("write", "com.example.plain", "a", "-int", "1").status == 0)
+            // The store syncs only when told: no process syncs it now.
+            #expect(shown.stdout.contains("syncing: no process syncs it now"), "\(shown.stdout)")
             let plain = try cli.run("sync-status", "com.example.plain")
             #expect(plain.status != 0 && plain.stderr.contains("not synced"), "\(plain.stderr)")
+        }
+
+        /// `prefs sync-status` shows which process syncs the domain, and a sync in progress with
+        /// since when (issue 51: a sync stuck on a silent network was invisible).
+        @Test func syncStatusShowsWhoSyncsAndASyncInProgress() async throws {
+            let cli = try CLI()
+            defer { cli.remove() }
+            let path = try domainFile(in: cli)
+            let remote = WaitingRemote()
+            let store = try SyncedStore(
+                local: try SQLiteStore(path: path), remote: remote,
+                diagnostics: PreferenceDiagnostics { _ in })
+            try store.setValue(.string("dark"), forKey: "theme")
+            var shown = ""
+            // Within two seconds and a little: the holder writes it into the lease as it renews.
+            #expect(
+                await eventually {
+                    shown = (try? cli.run("sync-status", "com.example.app").stdout) ?? ""
+                    return shown.contains("syncing: process \(getpid()), a sync in progress since")
+                }, "\(shown)")
+            let json = try cli.run("--json", "sync-status", "com.example.app").stdout
+            #expect(json.contains("\"syncingProcess\": \(getpid())"), "\(json)")
+            #expect(json.contains("\"syncingSince\""), "\(json)")
+
+            remote.letGo.signal()
+            #expect(
+                await eventually {
+                    shown = (try? cli.run("sync-status", "com.example.app").stdout) ?? ""
+                    return shown.contains("syncing: process \(getpid()), between syncs")
+                }, "\(shown)")
+            #expect(shown.contains("last sync started: 20"), "\(shown)")
+            withExtendedLifetime(store) {}
         }
 
         /// `prefs sync-now` asks the process that syncs the domain to sync at once (here, a retry

@@ -35,6 +35,9 @@ final class SyncLink: Sendable {
     private let held = AtomicWord()
     /// When the lease this process last saw ends, in milliseconds since 1970 (0: none seen).
     private let seenExpiry = AtomicWord()
+    /// Since when this process's sync in progress runs, in milliseconds since 1970 (0: none);
+    /// each renewal writes it into the lease, where other processes (the `prefs` tool) read it.
+    let syncingSince = AtomicWord()
     /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
     private let now: @Sendable () -> UInt64
 
@@ -83,7 +86,9 @@ final class SyncLink: Sendable {
                 seenExpiry.store(record.expiry)
                 return nil
             }
-            return LeaseRecord(token: token, process: getpid(), expiry: start + leaseMilliseconds)
+            return LeaseRecord(
+                token: token, process: getpid(), expiry: start + leaseMilliseconds,
+                syncingSince: syncingSince.load())
         }
         switch outcome {
         case .busy: return isHeld
@@ -109,20 +114,38 @@ final class SyncLink: Sendable {
     /// How often the holder renews the lease.
     var renewalInterval: Duration { lease / 3 }
 
-    /// Whether a live lease is held on the store whose link file is `path`, and by which process
-    /// (for another process: the `prefs` tool).
-    static func holder(path: String, lease: Duration = defaultLease) -> Int32? {
+    /// The process holding a live lease on the store whose link file is `path`, and since when
+    /// its sync in progress runs, as of its last renewal (for another process: the `prefs`
+    /// tool); `nil` when none holds it.
+    ///
+    /// A holder of an earlier release, which kept a lock for its life, is process 0.
+    static func holder(path: String, lease: Duration = defaultLease) -> Holder? {
         let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0)
         guard descriptor >= 0 else { return nil }  // never made: never held
         defer { SystemCall.close(descriptor) }
-        // Read-only is enough for flock: a tool that may not write the folder still asks.
-        // A holder of an earlier release kept an exclusive lock for its life: held.
-        guard SystemCall.flock(descriptor, LOCK_SH | LOCK_NB) else { return 0 }
+        // Read-only is enough for flock: a tool that may not write the folder still asks. A
+        // holder renewing its lease holds the lock for one read and write: a few quick tries.
+        // Still locked, it is a holder of an earlier release, which kept the lock for its life.
+        var locked = false
+        for attempt in 0..<20 where !locked {
+            if attempt > 0 { usleep(1_000) }
+            locked = SystemCall.flock(descriptor, LOCK_SH | LOCK_NB)
+        }
+        guard locked else { return Holder(process: 0, syncingSince: nil) }
         defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
         guard let record = LeaseRecord.read(descriptor),
             record.isLive(at: wallClock(), lease: UInt64(max(0, lease.wholeMilliseconds)))
         else { return nil }
-        return record.process
+        return Holder(
+            process: record.process,
+            syncingSince: record.syncingSince == 0
+                ? nil : Date(timeIntervalSince1970: Double(record.syncingSince) / 1000))
+    }
+
+    /// Who holds a link, as ``holder(path:lease:)`` reads it.
+    struct Holder: Equatable {
+        let process: Int32
+        let syncingSince: Date?
     }
 
     /// What reading the lease came to.
@@ -139,7 +162,7 @@ final class SyncLink: Sendable {
     /// Reads the lease under the file's lock, held only for this read and write (never waited
     /// for), and writes what `change` returns (`nil`: nothing).
     private func withRecord(_ change: (LeaseRecord) -> LeaseRecord?) -> Outcome {
-        // A few quick tries: the lock is held for one read and one write of 40 bytes.
+        // A few quick tries: the lock is held for one read and one write of 48 bytes.
         var locked = false
         for attempt in 0..<5 {
             if attempt > 0 { usleep(1_000) }
@@ -148,7 +171,8 @@ final class SyncLink: Sendable {
         }
         guard locked else { return .busy }
         defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
-        let current = LeaseRecord.read(descriptor) ?? LeaseRecord(token: UUID(), process: 0, expiry: 0)
+        let current =
+            LeaseRecord.read(descriptor) ?? LeaseRecord(token: UUID(), process: 0, expiry: 0, syncingSince: 0)
         guard let next = change(current), next.write(descriptor) else { return .unchanged }
         return .written(next)
     }
@@ -158,14 +182,20 @@ final class SyncLink: Sendable {
 }
 
 /// The lease in a link file: 8 bytes of magic, the holder's token (16), its process (4), 4
-/// reserved, and when the lease ends (8, milliseconds since 1970), little-endian.
+/// reserved, when the lease ends (8, milliseconds since 1970), and since when the holder's sync
+/// in progress runs (8, milliseconds since 1970, 0 for none), little-endian.
+///
+/// Releases before the last field wrote 40 bytes and read the first 40: each reads the other's.
 struct LeaseRecord: Equatable {
     static let magic: UInt64 = 0x4B4E_494C_5346_5250  // "PRFSLINK"
-    static let size = 40
+    static let size = 48
+    /// The size before `syncingSince`.
+    static let firstSize = 40
 
     var token: UUID
     var process: Int32
     var expiry: UInt64
+    var syncingSince: UInt64
 
     /// Whether the lease has not ended at `now`.
     ///
@@ -181,14 +211,16 @@ struct LeaseRecord: Equatable {
         let count = bytes.withUnsafeMutableBytes {
             SystemCall.pread(descriptor, $0.baseAddress!, size, at: 0)
         }
-        guard count == size else { return nil }
+        guard count >= firstSize else { return nil }
         return bytes.withUnsafeBytes { raw in
             guard UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) == magic else { return nil }
             let token = raw.loadUnaligned(fromByteOffset: 8, as: uuid_t.self)
             return LeaseRecord(
                 token: UUID(uuid: token),
                 process: Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 24, as: Int32.self)),
-                expiry: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 32, as: UInt64.self)))
+                expiry: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+                syncingSince: count == size
+                    ? UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self)) : 0)
         }
     }
 
@@ -200,6 +232,7 @@ struct LeaseRecord: Equatable {
             raw.storeBytes(of: token.uuid, toByteOffset: 8, as: uuid_t.self)
             raw.storeBytes(of: process.littleEndian, toByteOffset: 24, as: Int32.self)
             raw.storeBytes(of: expiry.littleEndian, toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: syncingSince.littleEndian, toByteOffset: 40, as: UInt64.self)
         }
         return bytes.withUnsafeBytes { SystemCall.pwrite(descriptor, $0.baseAddress!, Self.size, at: 0) }
             == Self.size

@@ -64,8 +64,9 @@ extension SyncConflict {
 
 extension SyncedStore {
     /// The syncing kept in `store` (a synced store's local store, opened by another process or
-    /// the `prefs` tool): its replica, the keys synced, and the status every process shares;
-    /// `nil` for a store no `SyncedStore` has used.
+    /// the `prefs` tool): its replica, the keys synced, and the status every process shares,
+    /// with the process holding a `SQLiteStore`'s link and its sync in progress as its lease
+    /// says; `nil` for a store no `SyncedStore` has used.
     ///
     /// ```swift
     /// if let kept = SyncedStore.kept(in: try SQLiteStore(path: path)) { print(kept.status.pendingKeys) }
@@ -80,9 +81,17 @@ extension SyncedStore {
             return (String(key.name.dropFirst(markPrefix.count)), mark)
         }
         let report = SyncReport(snapshot[StoreKey(statusKey)])
-        let status = SyncStatus(
-            pendingKeys: marks.filter { $0.1.pending }.map(\.0).sorted(), lastContact: report.lastContact,
-            lastError: report.lastError, conflicts: report.conflicts)
+        var status = SyncStatus()
+        status.pendingKeys = marks.filter { $0.1.pending }.map(\.0).sorted()
+        status.lastContact = report.lastContact
+        status.lastAttempt = report.lastAttempt
+        status.lastError = report.lastError
+        status.conflicts = report.conflicts
+        if let file = store as? SQLiteStore, let holder = SyncLink.holder(path: file.path + ".sync-link") {
+            // 0: a process of a release before 1.0, which kept its link for its life.
+            status.syncingProcess = holder.process == 0 ? nil : holder.process
+            status.syncingSince = holder.syncingSince
+        }
         return (replica, marks.count, status)
     }
 }

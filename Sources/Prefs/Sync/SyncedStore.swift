@@ -82,6 +82,10 @@ public final class SyncedStore: PreferenceStore {
         var quietUntil: ContinuousClock.Instant = .now
         /// The next sync asks the remote (the `prefs` tool requested it), not only what was heard.
         var asked = false
+        /// Since when the sync in progress runs, if one does.
+        var syncingSince: Date?
+        /// Whether the last sync could not reach the remote (the diagnostics heard of it once).
+        var unreachable = false
     }
 
     /// Pairs `local` with `remote`, syncing the keys in `selection`.
@@ -164,7 +168,7 @@ public final class SyncedStore: PreferenceStore {
         }
     }
 
-    /// Tries to hold or renew the link (``SyncLink/tryToHold()``: a file lock for a 40-byte read
+    /// Tries to hold or renew the link (``SyncLink/tryToHold()``: a file lock for a 48-byte read
     /// and write) as one step of the system's background time, then calls `then` with the
     /// answer; `nil` when the system refused the time or took it back first (an app suspended
     /// holding the lock in an App Group container is ended, `0xdead10cc`).
@@ -372,6 +376,12 @@ public final class SyncedStore: PreferenceStore {
             defer { cycleExpiry.withLock { $0 = nil } }
             if let failed = lastFailure.withLock({ $0 }), failed.ended > requested { throw failed.error }
             let started = Date()
+            state.withLock { $0.syncingSince = started }
+            link?.syncingSince.store(UInt64(max(0, started.timeIntervalSince1970 * 1000)))
+            defer {
+                state.withLock { $0.syncingSince = nil }
+                link?.syncingSince.store(0)
+            }
             do {
                 let since = try locally { localValue(forKey: Self.cursorKey) }
                 let hearing = asking ? nil : remote as? any SyncRemoteHearingPushes
@@ -383,6 +393,7 @@ public final class SyncedStore: PreferenceStore {
                     $0.lastAttempt = started
                     $0.lastError = nil
                 }
+                state.withLock { $0.unreachable = false }
             } catch let error as StoreError where error.kind == .expired {
                 throw error
             } catch {
@@ -392,10 +403,30 @@ public final class SyncedStore: PreferenceStore {
                 }
                 if (error as? StoreError)?.kind != .tooLarge {
                     lastFailure.withLock { $0 = (.now, error) }
+                    reportUnreachable(error)
                 }
                 throw error
             }
         }
+    }
+
+    /// Tells the diagnostics that the remote cannot be reached, once per outage.
+    ///
+    /// Once: at the first failure after a sync that reached it (or after the store began). The
+    /// next failures of the same outage are in ``status`` only (a retry every minute at most
+    /// would otherwise repeat it for as long as the network is down).
+    private func reportUnreachable(_ error: any Error) {
+        let first = state.withLock { state in
+            defer { state.unreachable = true }
+            return !state.unreachable
+        }
+        guard first else { return }
+        diagnostics.report(
+            PreferenceIssue(
+                key: "", store: description,
+                kind: .storeNotice(
+                    "the remote could not be reached: \(error); writes made meanwhile stay here and are sent once it answers (said once until it does)"
+                )))
     }
 
     /// Where syncing stands: what waits for the remote, when it last answered, what failed,
@@ -408,8 +439,14 @@ public final class SyncedStore: PreferenceStore {
     /// Kept in the local store: every process sharing it sees the same, and so does the `prefs`
     /// tool (`prefs sync-status DOMAIN`).
     public var status: SyncStatus {
-        Self.kept(in: local)?.status
-            ?? SyncStatus(pendingKeys: [], lastContact: nil, lastError: nil, conflicts: [])
+        var status = Self.kept(in: local)?.status ?? SyncStatus()
+        // This process's own sync is known here as it starts, not only at the lease's renewal.
+        if holdsLink || link == nil {
+            let since = state.withLock { $0.syncingSince }
+            if automatic || since != nil { status.syncingProcess = getpid() }
+            status.syncingSince = since
+        }
+        return status
     }
 
     /// Changes the report kept in the local store.
@@ -783,13 +820,27 @@ public struct SyncConflict: Equatable, Sendable, CustomStringConvertible {
 /// ```
 public struct SyncStatus: Sendable {
     /// Keys written here that the remote has not taken yet, sorted.
-    public let pendingKeys: [String]
+    public internal(set) var pendingKeys: [String] = []
     /// When the remote last answered a whole sync.
-    public let lastContact: Date?
+    public internal(set) var lastContact: Date?
+    /// When the last sync to end, answered or not, had started.
+    public internal(set) var lastAttempt: Date?
     /// Why the last sync failed, when it did (`nil` once one succeeds).
-    public let lastError: String?
+    public internal(set) var lastError: String?
     /// The last writes of this replica that lost, oldest first (up to 100).
-    public let conflicts: [SyncConflict]
+    public internal(set) var conflicts: [SyncConflict] = []
+    /// The process that talks to the remote for the local store (`nil`: none does now).
+    ///
+    /// This process when it does (a store no other process shares, or the holder of a shared
+    /// `SQLiteStore`'s link); another process's identifier when it holds the link; `nil` when
+    /// none holds it, or the store syncs only when told and is not syncing now.
+    public internal(set) var syncingProcess: Int32?
+    /// Since when the sync in progress runs (`nil`: none runs now).
+    ///
+    /// Another process's sync shows here within two seconds of its start (the link's lease is
+    /// renewed that often): a sync that runs long, waiting on a remote that does not answer, is
+    /// seen while it waits.
+    public internal(set) var syncingSince: Date?
 }
 
 extension SyncedStore: TypedReadStore {

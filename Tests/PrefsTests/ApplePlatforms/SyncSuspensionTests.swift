@@ -142,7 +142,9 @@ import Testing
             diagnostics: IssueRecorder().diagnostics, automatically: true, now: { 1_000 },
             linkLease: lease, expiringActivity: system)
         let linkPath = path + ".sync-link"
-        #expect(await eventually { SyncLink.holder(path: linkPath, lease: lease) == getpid() }, "never held")
+        #expect(
+            await eventually { SyncLink.holder(path: linkPath, lease: lease)?.process == getpid() },
+            "never held")
         #expect(
             await eventually { linkLooks.withLock { $0 } >= 3 }, "the renewals asked for no background time")
         refusingLinkLooks.withLock { $0 = true }
@@ -151,7 +153,8 @@ import Testing
             "renewed while the system refused the time")
         refusingLinkLooks.withLock { $0 = false }
         #expect(
-            await eventually { SyncLink.holder(path: linkPath, lease: lease) == getpid() }, "not held again")
+            await eventually { SyncLink.holder(path: linkPath, lease: lease)?.process == getpid() },
+            "not held again")
         withExtendedLifetime(store) {}
     }
 
