@@ -15,7 +15,11 @@
             /// Stall a connection once its client sent these bytes (after forwarding them).
             var marker: [UInt8]?
             var stalledPairs: Set<Int32> = []
+            /// Once the marker is seen, every connection stalls, not only the one that sent it.
+            var markerStallsAll = false
             var markerSeen = false
+            /// Connections accepted before the last ``reset()`` are closed.
+            var generation = 0
             var closed = false
         }
 
@@ -69,13 +73,19 @@
         func stallAll() { state.withLock { $0.stalledAll = true } }
 
         /// Holds a connection's bytes, both ways, once its client has sent `marker` (which is
-        /// forwarded).
-        func stall(afterClientSends marker: String) {
+        /// forwarded); with `everyConnection`, from then on every connection's (the host is cut
+        /// off at that step).
+        func stall(afterClientSends marker: String, everyConnection: Bool = false) {
             state.withLock {
                 $0.marker = Array(marker.utf8)
+                $0.markerStallsAll = everyConnection
                 $0.markerSeen = false
             }
         }
+
+        /// Closes every connection made so far, both ways, as a network that resets them does
+        /// (new ones are forwarded as before).
+        func reset() { state.withLock { $0.generation += 1 } }
 
         /// Whether a connection was stalled after sending the marker.
         var markerSeen: Bool { state.withLock { $0.markerSeen } }
@@ -114,9 +124,10 @@
                     Foundation.close(client)
                     continue
                 }
+                let generation = state.withLock { $0.generation }
                 threads.enter()
                 Thread.detachNewThread { [self] in
-                    pump(client: client, server: upstream)
+                    pump(client: client, server: upstream, generation: generation)
                     threads.leave()
                 }
             }
@@ -149,16 +160,19 @@
             return descriptor
         }
 
-        /// Forwards between one client and its server connection until either closes or the
-        /// proxy does; holds both ways while stalled.
-        private func pump(client: Int32, server: Int32) {
+        /// Forwards between one client and its server connection until either closes, the proxy
+        /// does, or it is reset; holds both ways while stalled.
+        private func pump(client: Int32, server: Int32, generation: Int) {
             defer {
                 Foundation.close(client)
                 Foundation.close(server)
             }
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while !isClosed {
-                let stalled = state.withLock { $0.stalledAll || $0.stalledPairs.contains(client) }
+                let (stalled, reset) = state.withLock {
+                    ($0.stalledAll || $0.stalledPairs.contains(client), $0.generation != generation)
+                }
+                if reset { return }
                 if stalled {
                     Thread.sleep(forTimeInterval: 0.02)
                     continue
@@ -178,6 +192,7 @@
                         state.withLock { state in
                             if let marker = state.marker, Self.contains(chunk, marker) {
                                 state.stalledPairs.insert(client)
+                                state.stalledAll = state.stalledAll || state.markerStallsAll
                                 state.markerSeen = true
                                 state.marker = nil
                             }

@@ -1,5 +1,6 @@
 #if PREFS_POSTGRESQL && (os(macOS) || os(Linux))
     import Foundation
+    import PrefsSupport
     import PrefsTestSupport
     import Testing
 
@@ -9,17 +10,39 @@
     /// Issue "Settings that follow the user and the fleet", its proof: a fleet on one machine.
     ///
     /// Three replicas (three SQLite files, standing for three hosts), each written by three
-    /// processes at once, sync through one PostgreSQL server while the test, at moments a seeded
-    /// generator picks, stops the server, ends every connection it has, kills a replica's link
-    /// holder with `kill -9`, kills another writer, and stops one with SIGSTOP for a while. At the
-    /// end every writer is killed mid-write and each replica syncs: every replica holds, for
-    /// every key, the value of the write with the highest stamp, and no acknowledged write is
-    /// lost unless a higher-stamped write of its key replaced it.
+    /// processes at once, sync through one PostgreSQL server, each host reaching it only through
+    /// a proxy of its own (its network), while the test, at moments a seeded generator picks,
+    /// stops the server, ends every connection it has, kills a replica's link holder with
+    /// `kill -9`, kills another writer, stops one with SIGSTOP for a while, and cuts one host
+    /// off: in the middle of a push, of a pull or of the schema check, at no step in particular,
+    /// and once killing the whole host while it is cut off (its network holding every byte both
+    /// ways and closing nothing), or resets its connections.
+    ///
+    /// While a host is cut off, writes made on the two others reach each other within 1 s at
+    /// p99 (issue "A fleet never waits on its slowest host"). At the end every writer is killed
+    /// mid-write and each replica syncs: every replica holds, for every key, the value of the
+    /// write with the highest stamp, and no acknowledged write is lost unless a higher-stamped
+    /// write of its key replaced it.
     @Suite(.serialized, .enabled(if: PostgresServer.isAvailable), .timeLimit(.minutes(10)))
     struct SyncFleetTests {
         /// One of the faults the test injects.
         enum Fault: CaseIterable {
             case serverStopped, connectionsEnded, linkHolderKilled, writerKilled, writerSuspended
+            case hostCutMidPush, hostCutMidPull, hostCutMidSchemaCheck, hostCutAnywhere
+            case hostKilledWhileCut, hostConnectionsReset
+        }
+
+        /// What a host sends at the step it is cut off at (`nil`: at no step in particular), and
+        /// whether its connections are reset first (a pull's statement and the schema check
+        /// are sent as a connection begins).
+        static func cutting(at fault: Fault) -> (marker: String?, resetFirst: Bool)? {
+            switch fault {
+            case .hostCutMidPush: ("EXECUTE prefs_sync_push", false)
+            case .hostCutMidPull: ("AND seq > $2", true)
+            case .hostCutMidSchemaCheck: ("to_regclass('prefs_sync')", true)
+            case .hostCutAnywhere, .hostKilledWhileCut: (nil, false)
+            default: nil
+            }
         }
 
         @Test func threeReplicasAgreeOnTheHighestStampAfterFaults() async throws {
@@ -39,6 +62,9 @@
             let paths = (0..<3).map { folder.appendingPathComponent("replica\($0).sqlite").path }
             let namespace = "fleet"
             let keyCount = 6
+            // Each host's network.
+            let proxies = try (0..<3).map { _ in try StallingProxy(to: server) }
+            defer { for proxy in proxies { proxy.close() } }
 
             var writers: [(replica: Int, child: ChildProcess)] = []
             var finished: [ChildOutput] = []
@@ -46,7 +72,7 @@
             func startWriter(on replica: Int) throws {
                 started += 1
                 let child = try Helper.start([
-                    "fleet-writer", paths[replica], server.url, namespace, "w\(started)",
+                    "fleet-writer", paths[replica], proxies[replica].url, namespace, "w\(started)",
                     String(random.next() % 1_000_000), String(keyCount),
                 ])
                 writers.append((replica, child))
@@ -71,10 +97,41 @@
                     }
                 }, "each replica has its link holder")
 
+            // A store per host beside its writers, through the host's proxy: how long a write
+            // takes to reach another host, with every host healthy and with one cut off.
+            let probes = try FleetProbes(urls: proxies.map(\.url), namespace: namespace)
+            _ = await probes.propagations(among: [0, 1, 2], rounds: 1)  // connected, prepared
+            let healthy = await probes.propagations(among: [0, 1, 2], rounds: 2)
+            var whileCut: [Double] = []
+
             var faults = Array(repeating: Fault.allCases, count: rounds).flatMap { $0 }
             faults.shuffle(using: &random)
             for fault in faults {
                 try await Task.sleep(for: .milliseconds(pick(300...1_200)))
+                if let cut = Self.cutting(at: fault) {
+                    let host = pick(0...2)
+                    let proxy = proxies[host]
+                    if let marker = cut.marker {
+                        proxy.stall(afterClientSends: marker, everyConnection: true)
+                        if cut.resetFirst { proxy.reset() }
+                        if !(await eventually(within: 5) { proxy.markerSeen }) {
+                            print(
+                                "SyncFleetTests: host \(host) did not reach \(fault) within 5 s; cut anyway")
+                            proxy.stallAll()
+                        }
+                    } else {
+                        proxy.stallAll()
+                    }
+                    let others = (0..<3).filter { $0 != host }
+                    whileCut += await probes.propagations(among: others, rounds: 2)
+                    if fault == .hostKilledWhileCut {
+                        for writer in writers where writer.replica == host { stopWriter(writer.child) }
+                        for _ in 0..<3 { try startWriter(on: host) }
+                        whileCut += await probes.propagations(among: others, rounds: 1)
+                    }
+                    proxy.resume()
+                    continue
+                }
                 switch fault {
                 case .serverStopped:
                     try server.stop(mode: pick(0...1) == 0 ? "immediate" : "fast")
@@ -98,6 +155,12 @@
                     let victim = writers[pick(0...(writers.count - 1))]
                     stopWriter(victim.child)
                     try startWriter(on: victim.replica)
+                case .hostConnectionsReset:
+                    proxies[pick(0...2)].reset()
+                    whileCut += await probes.propagations(among: [0, 1, 2], rounds: 1)
+                case .hostCutMidPush, .hostCutMidPull, .hostCutMidSchemaCheck, .hostCutAnywhere,
+                    .hostKilledWhileCut:
+                    break  // above
                 case .writerSuspended:
                     let victim = writers[pick(0...(writers.count - 1))].child.process.processIdentifier
                     kill(victim, SIGSTOP)
@@ -107,13 +170,28 @@
                     kill(victim, SIGCONT)
                 }
             }
+            // Within 1 s at p99 while a host was cut off; on a machine so loaded that a write
+            // takes a third of that to reach another host with every host healthy (every suite
+            // at once on two cores), within three times what it takes then.
+            let healthyP99 = FleetProbes.p99(healthy)
+            let cutP99 = FleetProbes.p99(whileCut)
+            print(
+                "SyncFleetTests: a write reached another healthy host within \(Int(cutP99 * 1000)) ms at p99 of \(whileCut.count) with a host cut off or reset (slowest \(Int((whileCut.max() ?? 0) * 1000)) ms), \(Int(healthyP99 * 1000)) ms with every host healthy"
+            )
+            #expect(
+                cutP99 <= max(1, 3 * healthyP99),
+                "p99 \(cutP99) s with a host cut off (\(healthyP99) s with none): \(whileCut.sorted().suffix(5))"
+            )
+
             // The writes flowed while the faults came, not only in the syncs below.
             let remote = try PostgresRemote(url: server.url, namespace: namespace)
             var replicasHeard: Set<String> = []
             #expect(
                 await eventually(within: 20) {
                     let entries = (try? remote.pull(after: nil).entries) ?? []
-                    replicasHeard = Set(entries.map(\.stamp.replica))
+                    // The writers' replicas: the probes are replicas of their own.
+                    replicasHeard = Set(entries.map(\.stamp.replica)).subtracting(
+                        probes.stores.map(\.replica))
                     return replicasHeard.count == 3
                 }, "every replica's writes reached the server during the run: \(replicasHeard)")
 

@@ -50,6 +50,9 @@ enum ChildMode: String {
         case syncedFleetObserver = "synced-fleet-observer"
         /// `PATH URL NAMESPACE WRITES`: the synced fleet's writer.
         case syncedFleetWriter = "synced-fleet-writer"
+        /// `PATH URL NAMESPACE`: a replica of its own writing without end, which the synced
+        /// fleet stops with SIGSTOP (a host gone silent in the middle of its syncing).
+        case syncedFleetStalled = "synced-fleet-stalled"
     #endif
 
     /// Runs the mode named by `arguments[0]` with the arguments after it.
@@ -119,6 +122,13 @@ enum ChildMode: String {
             case .syncedFleetWriter:
                 try PostgresFleet.write(
                     to: try SyncedFleet.store(path: a[0], url: a[1], namespace: a[2]), writes: number(3))
+            case .syncedFleetStalled:
+                let store = try SyncedFleet.store(path: a[0], url: a[1], namespace: a[2])
+                FileHandle.standardOutput.write(Data("ready\n".utf8))
+                for index in 0... {
+                    try store.setValue(.integer(Int64(index)), forKey: "stalled.\(index % 16)")
+                    usleep(2_000)
+                }
         #endif
         }
     }

@@ -41,6 +41,10 @@ import Foundation
             "the same fleet synced: \(listeners) processes on \(replicas) replicas (SyncedStore, PostgresRemote)"
         )
         let synced = try SyncedFleet.run(url: url, processes: listeners, replicas: replicas, writes: writes)
+        progress(
+            "the synced fleet again, with one more replica stopped (SIGSTOP) in the middle of its syncing")
+        let stalled = try SyncedFleet.run(
+            url: url, processes: listeners, replicas: replicas, writes: writes, stalled: true)
         return [
             Metric(
                 key: "postgres_connections_per_process",
@@ -90,6 +94,20 @@ import Foundation
             Metric(
                 key: "synced_fleet_propagation_ms_p99", what: "the same, 99th percentile", baseline: nil,
                 value: Measure.percentile(synced.latencies, 0.99), unit: "ms", goal: nil),
+            Metric(
+                key: "synced_fleet_stalled_propagation_ms_p50",
+                what:
+                    "the same propagation with one more replica stopped (SIGSTOP) while syncing, its connection left open (\(stalled.latencies.count) samples)",
+                baseline: nil, value: Measure.percentile(stalled.latencies, 0.5), unit: "ms", goal: nil),
+            Metric(
+                key: "synced_fleet_stalled_propagation_ms_p99",
+                what: "the same, 99th percentile (the fleet's promise: within 1 s with a host stalled)",
+                baseline: nil, value: Measure.percentile(stalled.latencies, 0.99), unit: "ms",
+                goal: .atMost(1_000)),
+            Metric(
+                key: "synced_fleet_stalled_saw_last",
+                what: "fraction of synced observers that saw the last write, with a replica stalled",
+                baseline: nil, value: stalled.sawLast, unit: "fraction", goal: .equals(1)),
             Metric(
                 key: "synced_fleet_saw_last",
                 what: "fraction of synced observers that saw the last of the \(writes) writes",

@@ -25,7 +25,15 @@
             var sawLast: Double
         }
 
-        static func run(url: String, processes: Int, replicas: Int, writes: Int) throws -> Result {
+        /// Runs the synced fleet and measures it.
+        ///
+        /// With `stalled`, a replica of its own (one process, writing every 2 ms, so that it is
+        /// pushing or about to most of the time) is stopped with SIGSTOP before the writes, and
+        /// stays stopped through them: its connection stays open on the server, as a host's whose
+        /// network went silent does. It is left out of the counts of processes and connections.
+        static func run(url: String, processes: Int, replicas: Int, writes: Int, stalled: Bool = false)
+            throws -> Result
+        {
             let namespace = "synced-fleet-\(getpid())"
             let folder = Scratch.path("synced-fleet")
             try? FileManager.default.removeItem(atPath: folder)
@@ -60,6 +68,24 @@
                 usleep(50_000)
             }
             usleep(500_000)
+            var stalledHost: Process?
+            defer {
+                if let stalledHost {
+                    kill(stalledHost.processIdentifier, SIGKILL)
+                    stalledHost.waitUntilExit()
+                }
+            }
+            if stalled {
+                let (process, output) = try Processes.startWithOutput(
+                    ["synced-fleet-stalled", path(replicas), url, namespace],
+                    environment: ["PGAPPNAME": "prefs-stalled"], input: Pipe())
+                stalledHost = process
+                guard LineReader(output.fileHandleForReading).next() == "ready" else {
+                    throw BenchError("the stalled replica did not start")
+                }
+                usleep(1_000_000)  // connected, and syncing a write every 2 ms
+                kill(process.processIdentifier, SIGSTOP)
+            }
             let cpuBefore = PostgresFleet.serverCPUNanoseconds()
             let writerInput = Pipe()
             let writer = try Processes.startWithOutput(
