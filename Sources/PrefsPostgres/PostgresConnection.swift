@@ -42,11 +42,12 @@ import PrefsSupport
         ///
         /// - `idle_in_transaction_session_timeout`: a session whose client went silent inside a
         ///   transaction is ended, and its locks freed, after 5 s;
-        /// - `lock_timeout`: no statement waits longer than 5 s for a lock;
+        /// - `lock_timeout`: no statement waits longer than 7 s for a lock (longer than the
+        ///   bound above: a write waiting behind a silent session outlasts it, and goes through);
         /// - `statement_timeout`: no statement runs longer than 8 s (below ``callBound``, so the
         ///   server's own error comes first).
         static let sessionBounds = [
-            ("idle_in_transaction_session_timeout", "5s"), ("lock_timeout", "5s"),
+            ("idle_in_transaction_session_timeout", "5s"), ("lock_timeout", "7s"),
             ("statement_timeout", "8s"),
         ]
 

@@ -164,6 +164,32 @@
             withExtendedLifetime(dead) {}
         }
 
+        /// The same class in `PostgresStore`: its transaction must hold the namespace's lock
+        /// across round trips (its body runs here, between them), so a host cut off inside one
+        /// delays the namespace's other writers, by the session bound (5 s) and no more; the
+        /// delayed write then goes through rather than failing.
+        @Test func aPostgresStoreHostCutOffInATransactionDelaysOthersByTheBoundOnly() async throws {
+            let server = try PostgresServer()
+            defer { server.remove() }
+            let proxy = try StallingProxy(to: server)
+            defer { proxy.close() }
+            let cut = try PostgresStore(url: proxy.url, namespace: "team")
+            let other = try PostgresStore(url: server.url, namespace: "team")
+            // Its first transaction prepares each statement as it comes: the sequence's comes
+            // once the lock is taken.
+            proxy.stall(afterClientSends: "nextval('prefs_seq')")
+            Thread.detachNewThread { try? cut.setValue(.integer(1), forKey: "k") }
+            #expect(await eventually { proxy.markerSeen }, "the cut-off host took the lock")
+            try await Task.sleep(for: .milliseconds(300))
+            let outcome = finishes(within: 15) { try other.setValue(.integer(2), forKey: "k") }
+            print(
+                "StalledHostTests: a PostgresStore write waited \(Int(outcome.elapsed * 1000)) ms behind a host cut off inside its transaction"
+            )
+            #expect(outcome.finished)
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(outcome.elapsed < 8, "the session bound (5 s) and a little")
+        }
+
         /// Item 4: a store that syncs only when told holds no connection until it is told, and
         /// then the one its syncs use (no listening thread, which would keep one open).
         @Test func aStoreThatSyncsOnlyWhenToldListensOnNothing() async throws {
