@@ -19,5 +19,12 @@ func oldCalls(_ prefs: Preferences, _ key: Preferences.Key<Double>) {
     prefs.reset()  // expect: remove every value with removeAll()
     _ = prefs.observeChanges { _ in }  // expect: observeAllChanges(handler:)
     _ = prefs.changes()  // expect: renamed to 'allChanges()'
+    _ = prefs.observeChanges(to: key) { _ in }  // expect: observeAllChanges(handler:) every stored change
     _ = SQLiteStore.Options(busyTimeout: .seconds(1))  // expect: lockTimeout
+    _ = try? SQLiteStore(path: "/tmp/x.sqlite").moveIn(fromUserDefaultsDomain: "d")  // expect: copyValues(fromUserDefaultsDomain:using:)
+    _ = UserDefaultsStore(.standard, domainName: "d")  // expect: init(_:domain:synchronizesEachWrite:sizeLimit:)
+    _ = UserDefaultsStore.standard.domainName  // expect: renamed to 'domain'
+    _ = StoreError.Kind(rawValue: "busy")  // expect: a store of your own throws .other with its message
+    _ = PreferenceIssue.Kind.writeFailed(CocoaError(.fileNoSuchFile))  // expect: renamed to 'writeLost'
+    _ = StoreError(kind: .busy, store: "s", message: "m").store  // expect: renamed to 'storeDescription'
 }

@@ -274,7 +274,8 @@ public struct Preferences: Sendable {
             return error.key == nil && !keys.isEmpty
                 ? error.naming(key: names, store: store.description) : error
         case let error as StoreError where error.keys.isEmpty && !keys.isEmpty:
-            return StoreError(kind: error.kind, store: error.store, message: error.message, keys: keys)
+            return StoreError(
+                kind: error.kind, store: error.storeDescription, message: error.message, keys: keys)
         default:
             return error
         }
@@ -283,7 +284,7 @@ public struct Preferences: Sendable {
     @usableFromInline
     func report(_ error: any Error, key: String) {
         let failure = failure(error, writing: key.isEmpty ? [] : [key])
-        diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeFailed(failure)))
+        diagnostics.report(PreferenceIssue(key: key, store: store.description, kind: .writeLost(failure)))
     }
 
     /// Removes the named keys, or every key but the library's records when `names` is nil, in one

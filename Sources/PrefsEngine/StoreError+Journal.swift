@@ -4,7 +4,7 @@ import PrefsModel
 extension StoreError {
     /// The store's error for a journal's failure: the same kind (by name), path and message.
     init(_ failure: JournalError) {
-        self.init(path: failure.path, kind: Kind(rawValue: failure.kind.rawValue), detail: failure.message)
+        self.init(path: failure.path, kind: Kind(name: failure.kind.rawValue), detail: failure.message)
     }
 
     /// Runs `body`, a use of the journal, throwing its failures as the store's errors; every

@@ -21,41 +21,39 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// PreferenceError.Kind(rawValue: "locked") == .locked  // true
+    /// PreferenceError.Kind(name: "locked") == .locked  // true
     /// ```
-    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as its static property is spelled (`"locked"`).
-        public let rawValue: String
-
-        /// The kind named `rawValue`.
         ///
-        /// ```swift
-        /// let kind = PreferenceError.Kind(rawValue: "typeMismatch")
-        /// ```
-        public init(rawValue: String) { self.rawValue = rawValue }
+        /// An open set of names, not an `enum`: a kind a later release adds breaks no `switch`.
+        package let name: String
+
+        /// The kind called `name`.
+        package init(name: String) { self.name = name }
 
         /// The kind's name.
-        public var description: String { rawValue }
+        public var description: String { name }
 
         /// The stored value has another type than the one asked for.
-        public static let typeMismatch = Kind(rawValue: "typeMismatch")
+        public static let typeMismatch = Kind(name: "typeMismatch")
         /// The value cannot be stored (out of range, not encodable, two keys spelled alike).
-        public static let notRepresentable = Kind(rawValue: "notRepresentable")
+        public static let notRepresentable = Kind(name: "notRepresentable")
         /// A stored value of the right kind cannot be read as the type (no case has that raw value,
         /// a dictionary key does not parse, a range's bounds are reversed).
-        public static let unreadable = Kind(rawValue: "unreadable")
-        /// The value is not one of those its key accepts (``Preferences/AllowedValues``).
-        public static let notAllowed = Kind(rawValue: "notAllowed")
+        public static let unreadable = Kind(name: "unreadable")
+        /// The value is not one of those its key accepts (its `allowed:` values).
+        public static let notAllowed = Kind(name: "notAllowed")
         /// Arrays and dictionaries nest deeper than a stored value may (256 levels).
-        public static let nestedTooDeeply = Kind(rawValue: "nestedTooDeeply")
+        public static let nestedTooDeeply = Kind(name: "nestedTooDeeply")
         /// An administrator locked the key (``SystemLayer``): the file, or managed preferences.
-        public static let locked = Kind(rawValue: "locked")
+        public static let locked = Kind(name: "locked")
         /// A migration stopped: its steps are out of order, a step threw (``underlying``; the
         /// steps before it are kept), or a group migration named a property the group lacks.
-        public static let migrationFailed = Kind(rawValue: "migrationFailed")
+        public static let migrationFailed = Kind(name: "migrationFailed")
         /// Keys checked at start hold values the program cannot read (``message`` names each,
         /// what was found and where it comes from): thrown by `Preferences.validate(_:)`.
-        public static let invalidSettings = Kind(rawValue: "invalidSettings")
+        public static let invalidSettings = Kind(name: "invalidSettings")
     }
 
     /// What kind of failure it is.
@@ -66,7 +64,7 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     public internal(set) var key: String?
     /// A description of the store, such as `MemoryStore` or `UserDefaults(suite: group.example)`,
     /// when the failure concerns one.
-    public internal(set) var store: String?
+    public internal(set) var storeDescription: String?
     /// The error behind this one: the migration step's, or the value's own coding error.
     public let underlying: (any Error)?
     /// Whether a read raised it (a strict read, a check of the keys), so it says "reading",
@@ -93,7 +91,7 @@ public struct PreferenceError: Error, CustomStringConvertible, LocalizedError {
     /// // cannot store "theme" in MemoryStore: an administrator locked it (/etc/app.plist)
     /// ```
     public var description: String {
-        switch (key, store) {
+        switch (key, storeDescription) {
         case (let key?, let store?) where raisedByRead: "reading \"\(key)\" in \(store): \(message)"
         case (let key?, let store?): "cannot store \"\(key)\" in \(store): \(message)"
         case (let key?, nil): "\"\(key)\": \(message)"
@@ -139,7 +137,7 @@ extension PreferenceError {
     package func naming(key: String?, store: String) -> PreferenceError {
         var named = self
         named.key = key
-        named.store = store
+        named.storeDescription = store
         return named
     }
 

@@ -19,88 +19,86 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
     /// needs a `default` and a kind added in a later release breaks no code.
     ///
     /// ```swift
-    /// StoreError.Kind(rawValue: "busy") == .busy  // true
+    /// StoreError.Kind(name: "busy") == .busy  // true
     /// ```
-    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as its static property is spelled (`"busy"`).
-        public let rawValue: String
-
-        /// The kind named `rawValue`.
         ///
-        /// ```swift
-        /// let kind = StoreError.Kind(rawValue: "diskFull")
-        /// ```
-        public init(rawValue: String) { self.rawValue = rawValue }
+        /// An open set of names, not an `enum`: a kind a later release adds breaks no `switch`.
+        package let name: String
+
+        /// The kind called `name`.
+        package init(name: String) { self.name = name }
 
         /// The kind's name.
-        public var description: String { rawValue }
+        public var description: String { name }
 
         /// Another thread or process held the store longer than its timeout.
         ///
         /// Two threads that nest transactions on two stores in opposite orders wait for each
         /// other: one of them gets this instead of both waiting forever.
-        public static let busy = Kind(rawValue: "busy")
+        public static let busy = Kind(name: "busy")
         /// The calling thread already holds what it would wait for (a write, or an opening of a
         /// store of the same file, from inside a transaction; or transactions nested on two
         /// stores in opposite orders by two threads): waiting would never end.
-        public static let deadlock = Kind(rawValue: "deadlock")
+        public static let deadlock = Kind(name: "deadlock")
         /// The file exists but is not a SQLite database.
-        public static let notADatabase = Kind(rawValue: "notADatabase")
+        public static let notADatabase = Kind(name: "notADatabase")
         /// The database is damaged (truncated, overwritten, malformed).
-        public static let corrupt = Kind(rawValue: "corrupt")
+        public static let corrupt = Kind(name: "corrupt")
         /// The file or its folder cannot be opened or created.
-        public static let cannotOpen = Kind(rawValue: "cannotOpen")
+        public static let cannotOpen = Kind(name: "cannotOpen")
         /// The file (database or journal) is in a newer release's format, left untouched.
         ///
         /// The message names the version found.
-        public static let newerSchema = Kind(rawValue: "newerSchema")
+        public static let newerSchema = Kind(name: "newerSchema")
         /// The file, its folder or the file system is read-only, or the store was opened
         /// read-only.
-        public static let readOnly = Kind(rawValue: "readOnly")
+        public static let readOnly = Kind(name: "readOnly")
         /// The disk (or quota) is full.
-        public static let diskFull = Kind(rawValue: "diskFull")
+        public static let diskFull = Kind(name: "diskFull")
         /// The database holds tables of another program; it was left untouched.
-        public static let foreignDatabase = Kind(rawValue: "foreignDatabase")
+        public static let foreignDatabase = Kind(name: "foreignDatabase")
         /// A value, or a key, is larger than the store can hold; nothing was written.
         ///
         /// In every store of Prefs, a value whose stored encoding takes more than 8 MiB; for a
         /// `UserDefaultsStore`, a write that would take its domain to the platform's size limit.
-        public static let tooLarge = Kind(rawValue: "tooLarge")
+        public static let tooLarge = Kind(name: "tooLarge")
         /// The file at the path is no longer the one the store opened.
         ///
         /// It was deleted, or another file moved over it: writes would reach nobody. Open the
         /// store again.
-        public static let replaced = Kind(rawValue: "replaced")
+        public static let replaced = Kind(name: "replaced")
         /// The store's files are protected (data protection on iOS and its siblings) and the
         /// device has not been unlocked since it started: open the store after the first unlock
         /// (`UIApplication.protectedDataDidBecomeAvailableNotification`), or choose
         /// ``SQLiteStore/FileProtection/none`` for a store a background launch must read.
-        public static let protectedDataUnavailable = Kind(rawValue: "protectedDataUnavailable")
+        public static let protectedDataUnavailable = Kind(name: "protectedDataUnavailable")
         /// Background work was cut short because the system is suspending the app (an expiring
         /// activity expired); nothing was changed, and the work is done later.
-        public static let expired = Kind(rawValue: "expired")
+        public static let expired = Kind(name: "expired")
         /// The store was closed (its last reference released) before the operation ran.
-        public static let closed = Kind(rawValue: "closed")
+        public static let closed = Kind(name: "closed")
         /// Foundation refused to open a `UserDefaults` suite: a suite name may not be the app's
         /// own bundle identifier or `NSGlobalDomain` (use ``UserDefaultsStore/standard`` for the
         /// app's own domain).
-        public static let suiteRefused = Kind(rawValue: "suiteRefused")
+        public static let suiteRefused = Kind(name: "suiteRefused")
         /// A write to the first of ``StoreError/keys``, which Foundation takes for the stored
         /// key second (spelled differently: canonically equivalent Unicode, such as `"é"` as one
         /// scalar or as two) and would merge with it; nothing was written.
-        public static let keyConflict = Kind(rawValue: "keyConflict")
+        public static let keyConflict = Kind(name: "keyConflict")
         /// Foundation could not write the domain to disk (`synchronize()` failed, giving no
         /// reason); the values of ``StoreError/keys`` were put back as they were.
-        public static let writeFailed = Kind(rawValue: "writeFailed")
+        public static let writeFailed = Kind(name: "writeFailed")
         /// A key the store cannot take; nothing was written.
         ///
         /// On `PostgresStore`, one holding a NUL character (PostgreSQL text cannot) or too long
         /// for the index; on `SyncedStore`, one of the names it keeps for its records of syncing
         /// (`prefs.sync:…`); on `UserDefaultsStore`, one of the names it keeps key descriptions
         /// under (`prefs.keys:…`).
-        public static let invalidKey = Kind(rawValue: "invalidKey")
+        public static let invalidKey = Kind(name: "invalidKey")
         /// Any other failure of the store's engine (SQLite's own error, named in the message).
-        public static let other = Kind(rawValue: "other")
+        public static let other = Kind(name: "other")
 
         /// How a message names the kind, where the store's own words need a heading.
         var problem: String {
@@ -120,7 +118,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
             case .expired: "cut short as the app is suspended"
             case .protectedDataUnavailable: "its files are protected until the device is first unlocked"
             case .other: "SQLite error"
-            default: rawValue
+            default: name
             }
         }
     }
@@ -129,7 +127,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
     public let kind: Kind
     /// The store, as its `description` names it: a SQLite store's path, a `UserDefaults`
     /// suite, a PostgreSQL server and namespace (never with a password).
-    public let store: String
+    public let storeDescription: String
     /// What went wrong, in one line.
     public let message: String
     /// The keys concerned, where the problem is some keys' (see each ``Kind``); otherwise empty.
@@ -142,13 +140,13 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
     /// ```
     public init(kind: Kind, store: String, message: String, keys: [String] = []) {
         self.kind = kind
-        self.store = store
+        self.storeDescription = store
         self.message = message
         self.keys = keys
     }
 
     /// `STORE: MESSAGE`.
-    public var description: String { "\(store): \(message)" }
+    public var description: String { "\(storeDescription): \(message)" }
 
     /// The same explanation, for `localizedDescription`.
     public var errorDescription: String? { description }

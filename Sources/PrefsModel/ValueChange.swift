@@ -21,7 +21,7 @@ public enum ValueChange: Sendable, Equatable {
     /// ```swift
     /// ValueChange(nil)  // .removed
     /// ```
-    public init(_ value: PropertyListValue?) {
+    package init(_ value: PropertyListValue?) {
         self = value.map(ValueChange.set) ?? .removed
     }
 

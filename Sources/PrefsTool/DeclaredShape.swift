@@ -124,7 +124,7 @@ extension Preferences.KeyDescription {
         } catch {
             return "\(error)"
         }
-        guard let allowed, !allowed.allows(value) else { return nil }
+        guard let allowedValues, !allowedValues.allows(value) else { return nil }
         return "\(PlistText.oldStyle(value)) is not one of those values"
     }
 }

@@ -49,7 +49,7 @@ enum StoreChoice: Sendable {
             return names.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(".sqlite".count)) }
                 .sorted()
         case .file(let path):
-            return FileManager.default.fileExists(atPath: path) ? [Self.domainName(ofFile: path)] : []
+            return FileManager.default.fileExists(atPath: path) ? [Self.domain(ofFile: path)] : []
         case .userDefaults:
             let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.foundationFolder)) ?? []
             return names.filter { $0.hasSuffix(".plist") }.map { String($0.dropLast(".plist".count)) }
@@ -72,7 +72,7 @@ enum StoreChoice: Sendable {
             else {
                 return nil
             }
-            return UserDefaultsStore(defaults, domainName: domain)
+            return UserDefaultsStore(defaults, domain: domain)
         case .postgres:
             let opened = try store(domain)
             return opened.allKeys().isEmpty ? nil : opened
@@ -111,7 +111,7 @@ enum StoreChoice: Sendable {
             guard let defaults = UserDefaults(suiteName: domain) else {
                 throw CLIError.badInput("'\(domain)' cannot be used as a UserDefaults suite name")
             }
-            return UserDefaultsStore(defaults, domainName: domain)
+            return UserDefaultsStore(defaults, domain: domain)
         case .postgres(let url, let namespace):
             if let namespace, namespace != domain {
                 throw CLIError.badInput("--namespace limits this store to the single domain '\(namespace)'")
@@ -159,9 +159,9 @@ enum StoreChoice: Sendable {
         switch self {
         case .folder(let folder): return "\(folder)/\(domain).sqlite"
         case .file(let path):
-            guard domain == Self.domainName(ofFile: path) else {
+            guard domain == Self.domain(ofFile: path) else {
                 throw CLIError.badInput(
-                    "this store is one file with the single domain '\(Self.domainName(ofFile: path))'")
+                    "this store is one file with the single domain '\(Self.domain(ofFile: path))'")
             }
             return path
         case .userDefaults, .postgres: fatalError("not a SQLite store")
@@ -176,7 +176,7 @@ enum StoreChoice: Sendable {
         }
     }
 
-    private static func domainName(ofFile path: String) -> String {
+    private static func domain(ofFile path: String) -> String {
         ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 

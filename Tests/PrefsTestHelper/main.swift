@@ -119,7 +119,7 @@ func argument(_ index: Int) -> String {
 
 /// The `store-write` mode (see the list at the top).
 func storeWrite() throws {
-    let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+    let store = UserDefaultsStore(defaults(argument(1)), domain: argument(1))
     try store.setValue(parse(argument(4), as: argument(3)), forKey: argument(2))
 }
 
@@ -137,7 +137,7 @@ func plainRead() throws {
 
 /// The `store-read` mode (see the list at the top).
 func storeRead() throws {
-    let store = UserDefaultsStore(defaults(argument(1)), domainName: argument(1))
+    let store = UserDefaultsStore(defaults(argument(1)), domain: argument(1))
     print(storeRead(store.value(forKey: argument(2)), argument(3)))
 }
 
@@ -261,7 +261,7 @@ func sqliteKilledMoveIn() throws {
     }
     let store = try SQLiteStore(path: argument(1), options: options)
     try store.setValue(.integer(-1), forKey: "d0")  // a key the store has: kept
-    try store.moveIn(fromUserDefaultsDomain: argument(2), using: suite)
+    try store.copyValues(fromUserDefaultsDomain: argument(2), using: suite)
     fail("the move-in did not reach \(step)")
 }
 

@@ -17,21 +17,23 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
         /// stored value is as it was. The error is what `set` would have thrown: a
         /// ``PreferenceError`` for a value that cannot be stored, the store's own (a
         /// ``StoreError``) for a store that cannot write.
-        case writeFailed(any Error)
-        /// A group migration found an old value that does not fit its property and left it in place.
-        case migrationLeftInPlace(GroupMigrationReport.Mismatch)
+        case writeLost(any Error)
+        /// A group migration found an old value that does not fit its property and left it in
+        /// place: which key, what it holds, which property.
+        case migrationLeftInPlace(String)
         /// Something a store did or found about its own files, which nothing else reports: a
         /// damaged journal cut and repaired, a file moved aside, values it cannot decode (`key`
         /// is empty); or a value read from a form other than its key's own — a `Codable` value
         /// that code before Prefs stored as JSON data or text — which the next write replaces
-        /// (`key` is the key).
+        /// (`key` is the key); or a key prefix whose stored names are probably not those meant
+        /// (a group's joined to a word, a namespace's ending in a dot).
         case storeNotice(String)
     }
 
     /// The key concerned.
     public let key: String
     /// A description of the store.
-    public let store: String
+    public let storeDescription: String
     /// What happened.
     public let kind: Kind
     /// For a read that fell back: the key's default is `nil` (an optional key, or the
@@ -41,7 +43,7 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     /// An issue about `key` (empty for the store as a whole) in the store described by `store`.
     package init(key: String, store: String, kind: Kind) {
         self.key = key
-        self.store = store
+        self.storeDescription = store
         self.kind = kind
     }
 
@@ -53,17 +55,17 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .readFellBackToDefault(let cause):
-            "prefs: \"\(key)\" in \(store): \(cause); \(defaultIsNil ? "reading nil, the key's default" : "using the default")"
-        case .writeFailed(let error as PreferenceError):
+            "prefs: \"\(key)\" in \(storeDescription): \(cause); \(defaultIsNil ? "reading nil, the key's default" : "using the default")"
+        case .writeLost(let error as PreferenceError):
             "prefs: \(error); the stored value is unchanged"
-        case .writeFailed(let error):
+        case .writeLost(let error):
             key.isEmpty
                 ? "prefs: \(error); nothing was changed"
                 : "prefs: writing \"\(key)\" to \(error); the stored value is unchanged"
-        case .migrationLeftInPlace(let mismatch):
-            "prefs: migrating in \(store): \(mismatch)"
+        case .migrationLeftInPlace(let what):
+            "prefs: migrating in \(storeDescription): \(what)"
         case .storeNotice(let message):
-            "prefs: \(store): \(message)"
+            "prefs: \(storeDescription): \(message)"
         }
     }
 }
@@ -108,7 +110,7 @@ public struct PreferenceDiagnostics: Sendable {
     {
         let reported = Locked<Set<String>>([])
         return PreferenceDiagnostics { issue in
-            let signature = "\(issue.store)\u{0}\(issue.key)\u{0}\(issue.kindName)"
+            let signature = "\(issue.storeDescription)\u{0}\(issue.key)\u{0}\(issue.kindName)"
             if reported.withLock({ $0.insert(signature).inserted }) { handler(issue) }
         }
     }
@@ -153,7 +155,7 @@ extension PreferenceIssue {
     fileprivate var kindName: String {
         switch kind {
         case .readFellBackToDefault: "read"
-        case .writeFailed: "write"
+        case .writeLost: "write"
         case .migrationLeftInPlace: "migration"
         // Each different notice once (a store has no key to tell them apart).
         case .storeNotice(let message): "notice:\(message)"

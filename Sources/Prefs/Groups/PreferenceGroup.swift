@@ -43,7 +43,7 @@ open class PreferenceGroup: Observable {
     /// What goes before every property's key ("" for none).
     public let keyPrefix: String
     /// Each property's name and the key it is stored under (a subclass's properties first).
-    public private(set) var propertyKeys: [(property: String, key: String)] = []
+    package private(set) var propertyKeys: [(property: String, key: String)] = []
 
     let observationRegistrar = ObservationRegistrar()
     private var slotsByKey: [StoreKey: PreferenceSlot] = [:]
@@ -61,6 +61,7 @@ open class PreferenceGroup: Observable {
         self.preferences = preferences
         self.keyPrefix = keyPrefix
         bindProperties()
+        tellOfAPrefixJoinedToAWord()
         let slots = slotsByKey
         storeObservation = preferences.observeStoreAndLayer(keys: propertyKeys.map(\.key)) { change in
             let changed = change.values.keys.compactMap { slots[$0] }
@@ -143,4 +144,25 @@ protocol GroupMemberPref {
 
 extension Preference: BindablePreference {
     func bind(name: String) { slot.bind(name: name, as: Value.self) }
+}
+
+extension PreferenceGroup {
+    /// Tells the diagnostics of a ``keyPrefix`` joined to a word, once per group class and prefix.
+    ///
+    /// A prefix that ends in a letter or digit is joined as given, so `"app"` stores `name` as `appname`, which is
+    /// rarely meant (a namespace adds a dot; a group does not). Told, not changed: values
+    /// stored so are still found where they are.
+    fileprivate func tellOfAPrefixJoinedToAWord() {
+        guard let last = keyPrefix.unicodeScalars.last,
+            CharacterSet.alphanumerics.contains(last),
+            let example = propertyKeys.first(where: { $0.key.hasPrefix(keyPrefix) }),
+            KeyPrefixNotices.first("\(type(of: self))(keyPrefix: \(keyPrefix))")
+        else { return }
+        preferences.diagnostics.report(
+            PreferenceIssue(
+                key: example.key, store: preferences.store.description,
+                kind: .storeNotice(
+                    "the keyPrefix \"\(keyPrefix)\" of \(type(of: self)) is joined as given: '\(example.property)' is stored as \"\(example.key)\"; end it with a separator (\"\(keyPrefix).\") for \"\(keyPrefix).\(example.property)\" (a value already stored so stays where it is)"
+                )))
+    }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
 extension Preferences {
-    /// The values a key accepts: a closed range, or a list.
+    /// The values a key accepts, as a description keeps them: a closed range, or a list.
     ///
     /// ```swift
     /// let volume = Preferences.Key<Double>("volume", default: 0.5, help: "Playback volume", allowed: .range(0...1))
-    /// volume.keyDescription.allowed  // .range(.double(0), .double(1))
+    /// volume.keyDescription.allowedValues  // .range(.double(0), .double(1))
     /// ```
-    public enum AllowedValues: Sendable, Equatable, CustomStringConvertible {
+    package enum AllowedValues: Sendable, Equatable, CustomStringConvertible {
         /// Every value from the first to the second, both included (numbers, strings, dates).
         case range(PropertyListValue, PropertyListValue)
         /// Exactly these values.
@@ -34,7 +34,7 @@ extension Preferences {
         }
 
         /// `0...1`, or `system, light, dark`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .range(let lower, let upper): "\(Self.text(lower))...\(Self.text(upper))"
             case .values(let values): values.map(Self.text).joined(separator: ", ")
@@ -94,8 +94,11 @@ extension Preferences {
         public var defaultValue: PropertyListValue?
         /// One line saying what the key is for.
         public var help: String?
-        /// The values the key accepts, when not every value of its type.
-        public var allowed: AllowedValues?
+        /// The values the key accepts, when not every value of its type, as a person writes
+        /// them: `0...1`, or `system, light, dark`.
+        public var allowed: String? { allowedValues?.description }
+        /// The same as values, for tools that check a value against them.
+        package var allowedValues: AllowedValues?
         /// A collection's element types, outermost first, as ``type`` spells them: `["-int"]` for
         /// `[String: Int]`, `["-array", "-string"]` for `[[String]]`; empty when not known (the
         /// elements of a `Codable` type are not told from the type).
@@ -118,7 +121,7 @@ extension Preferences {
             self.swiftType = swiftType
             self.defaultValue = defaultValue
             self.help = help
-            self.allowed = allowed
+            self.allowedValues = allowed
         }
 
         /// The description as a store keeps it: a dictionary (`type`, `swiftType`, `default`,
@@ -127,13 +130,13 @@ extension Preferences {
         /// ```swift
         /// let stored = Preferences.Keys.volume.keyDescription.storedForm
         /// ```
-        public var storedForm: PropertyListValue {
+        package var storedForm: PropertyListValue {
             var entries: [String: PropertyListValue] = [
                 "type": .string(type), "swiftType": .string(swiftType),
             ]
             entries["default"] = defaultValue
             entries["help"] = help.map(PropertyListValue.string)
-            switch allowed {
+            switch allowedValues {
             case .range(let lower, let upper)?: entries["range"] = .array([lower, upper])
             case .values(let values)?: entries["values"] = .array(values)
             case nil: break

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 
 /// A `String` enum whose cases are preference keys, stored as `TypeName.case`.
 ///
@@ -61,7 +62,7 @@ extension PreferenceKeyNamespace {
     /// Account.name.store("Zhuo", in: prefs)
     /// ```
     public func store<Value: PreferenceValue>(_ value: Value, in preferences: Preferences = .standard) {
-        preferences[Preferences.Key<Value>(storedName, default: value)] = value
+        preferences[Preferences.Key<Value>(name(in: preferences), default: value)] = value
     }
 
     /// `store(nil)` names no type to store: ``remove(in:)`` removes the value.
@@ -83,7 +84,7 @@ extension PreferenceKeyNamespace {
     )
         -> Value?
     {
-        preferences[Preferences.Key<Value?>(storedName)]
+        preferences[Preferences.Key<Value?>(name(in: preferences))]
     }
 
     /// Removes the stored value.
@@ -92,7 +93,7 @@ extension PreferenceKeyNamespace {
     /// Account.name.remove()
     /// ```
     public func remove(in preferences: Preferences = .standard) {
-        preferences.reset(Preferences.Key<String?>(storedName))
+        preferences.reset(Preferences.Key<String?>(name(in: preferences)))
     }
 
     /// Whether a value is stored under this case.
@@ -101,6 +102,34 @@ extension PreferenceKeyNamespace {
     /// Account.name.hasValue()  // false until stored
     /// ```
     public func hasValue(in preferences: Preferences = .standard) -> Bool {
-        preferences.hasValue(for: Preferences.Key<String?>(storedName))
+        preferences.hasValue(for: Preferences.Key<String?>(name(in: preferences)))
+    }
+
+    /// ``storedName``, after telling the diagnostics of a prefix that doubles the dot.
+    ///
+    /// Once per type: a ``keyPrefix`` ending in a dot doubles it, the namespace adds one (`"Account."` stores
+    /// `Account..name`). Told, not changed: values stored so are still found where they are.
+    private func name(in preferences: Preferences) -> String {
+        let name = storedName
+        guard let prefix = Self.keyPrefix, prefix.hasSuffix(".") else { return name }
+        if KeyPrefixNotices.first("\(Self.self)") {
+            preferences.diagnostics.report(
+                PreferenceIssue(
+                    key: name, store: preferences.store.description,
+                    kind: .storeNotice(
+                        "the keyPrefix \"\(prefix)\" of \(Self.self) ends with a dot, and a namespace adds one: its cases are stored as \"\(name)\"; write \"\(prefix.dropLast())\" for \"\(prefix)\(rawValue)\" (a value already stored so stays where it is)"
+                    )))
+        }
+        return name
+    }
+}
+
+/// The declarations whose key prefix was said to look wrong, each said once.
+enum KeyPrefixNotices {
+    private static let told = Locked<Set<String>>([])
+
+    /// Whether `declaration` is told of now for the first time.
+    static func first(_ declaration: String) -> Bool {
+        told.withLock { $0.insert(declaration).inserted }
     }
 }

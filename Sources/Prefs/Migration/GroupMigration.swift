@@ -4,28 +4,14 @@ import Foundation
 ///
 /// ```swift
 /// let report = try settings.migrate(from: ["name": "test_name", "age": "test_age"])
-/// for left in report.leftInPlace { print(left) }
+/// for oldKey in report.leftInPlace { print("still under", oldKey) }
 /// ```
 public struct GroupMigrationReport: Sendable, Equatable {
-    /// An old value whose type does not fit its property: left where it was, untouched.
-    public struct Mismatch: Sendable, Equatable, CustomStringConvertible {
-        /// The property it was meant for.
-        public let property: String
-        /// The old key it is still stored under.
-        public let oldKey: String
-        /// The value found there.
-        public let found: PropertyListValue
-
-        /// One line: which value stayed and why.
-        public var description: String {
-            "\"\(oldKey)\" holds \(found), which does not fit the property '\(property)'; left in place"
-        }
-    }
-
     /// The properties whose old values were moved to their new keys.
     public let moved: [String]
-    /// The old values that did not fit and were left in place.
-    public let leftInPlace: [Mismatch]
+    /// The old keys whose values did not fit their properties' types, left where they were,
+    /// untouched (the diagnostics said which value and which property, one issue each).
+    public let leftInPlace: [String]
     /// True when every entry of the mapping had run before, so this call did nothing.
     public let alreadyRan: Bool
 }
@@ -69,17 +55,21 @@ extension PreferenceGroup {
         }
         // What Prefs 0.1 recorded: that the group's migration ran, whatever its mapping.
         let formerMarker = "PrefsMigration.\(type(of: self)).\(keyPrefix)"
-        let report = try preferences.store.transaction { transaction -> GroupMigrationReport in
+        let report = try preferences.store.transaction {
+            transaction -> (
+                report: GroupMigrationReport,
+                mismatches: [(property: String, oldKey: String, found: PropertyListValue)]
+            ) in
             if let former = transaction[formerMarker] {
                 let ran: PropertyListValue = if case .date = former { former } else { .date(Date()) }
                 for target in targets where transaction[target.record] == nil {
                     transaction[target.record] = ran
                 }
                 transaction[formerMarker] = nil
-                return GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true)
+                return (GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true), [])
             }
             var moved: [String] = []
-            var mismatches: [GroupMigrationReport.Mismatch] = []
+            var mismatches: [(property: String, oldKey: String, found: PropertyListValue)] = []
             var ranNow = false
             for target in targets where transaction[target.record] == nil {
                 ranNow = true
@@ -91,17 +81,23 @@ extension PreferenceGroup {
                     transaction[target.oldKey] = nil
                     moved.append(target.property)
                 } else {
-                    mismatches.append(.init(property: target.property, oldKey: target.oldKey, found: old))
+                    mismatches.append((target.property, target.oldKey, old))
                 }
             }
-            return GroupMigrationReport(moved: moved, leftInPlace: mismatches, alreadyRan: !ranNow)
+            return (
+                GroupMigrationReport(
+                    moved: moved, leftInPlace: mismatches.map(\.oldKey), alreadyRan: !ranNow),
+                mismatches
+            )
         }
-        for mismatch in report.leftInPlace {
+        for mismatch in report.mismatches {
             preferences.diagnostics.report(
                 PreferenceIssue(
                     key: mismatch.oldKey, store: preferences.store.description,
-                    kind: .migrationLeftInPlace(mismatch)))
+                    kind: .migrationLeftInPlace(
+                        "\"\(mismatch.oldKey)\" holds \(mismatch.found), which does not fit the property '\(mismatch.property)'; left in place"
+                    )))
         }
-        return report
+        return report.report
     }
 }

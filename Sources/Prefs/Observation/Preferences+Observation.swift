@@ -101,28 +101,12 @@ extension Preferences {
         self[key] == key.defaultValue
     }
 
-    /// Calls `handler` with every change that touches one of the keys, narrowed to them, as
-    /// stored values, until the returned observation is cancelled or released.
+    /// Calls `handler` with every change that touches one of the keys, narrowed to them.
     ///
-    /// ```swift
-    /// let observation = prefs.observeChanges(to: .volume, .theme) { change in print(change) }
-    /// ```
-    ///
-    /// For typed values, use ``observe(_:initial:handler:)``; for every key,
-    /// ``observeAllChanges(handler:)``.
-    public func observeChanges(
-        to first: Keys, _ more: Keys..., handler: @escaping @Sendable (StoreChange) -> Void
-    ) -> StoreObservation {
-        observeChanges(to: [first] + more, handler: handler)
-    }
-
-    /// The same for a list of keys (an empty list observes nothing).
-    ///
-    /// ```swift
-    /// let keys: [Preferences.Keys] = [.volume, .theme]
-    /// let observation = prefs.observeChanges(to: keys) { change in print(change) }
-    /// ```
-    public func observeChanges(to keys: [Keys], handler: @escaping @Sendable (StoreChange) -> Void)
+    /// As stored values (an empty list observes nothing): what `@Pref` sees. Users observe typed
+    /// values (``observe(_:initial:handler:)``) or every stored change
+    /// (``observeAllChanges(handler:)``).
+    package func observeChanges(to keys: [Keys], handler: @escaping @Sendable (StoreChange) -> Void)
         -> StoreObservation
     {
         guard !keys.isEmpty else { return StoreObservation(onCancel: {}) }
@@ -170,7 +154,7 @@ extension Preferences {
 
     /// Calls `handler` with each change of `keys` (every key: `nil`) in the store, and with each
     /// change of the administrator's layer when there is one (its file replaced): what `@Pref`,
-    /// groups and `observeChanges(to:handler:)` see.
+    /// groups and ``observeChanges(to:handler:)`` see.
     ///
     /// With `inEffect`, a change of the layer is given as the values now in effect (locked, else
     /// stored, else the layer's default; `.removed` when none): a key whose stored value hides

@@ -19,7 +19,7 @@ extension UserDefaultsStore {
 
     /// The companion domain earlier releases kept descriptions in, `<domain>.prefs-keys`: still
     /// read, and emptied into the suite at the next publication.
-    var formerDescriptionsDomain: String? { domainName.map { $0 + ".prefs-keys" } }
+    var formerDescriptionsDomain: String? { domain.map { $0 + ".prefs-keys" } }
 
     /// The key descriptions published to the suite (and any still in the former companion domain).
     package func keyDescriptions() -> [String: PropertyListValue] {

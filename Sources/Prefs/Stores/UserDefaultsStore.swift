@@ -30,7 +30,7 @@ public final class UserDefaultsStore: PreferenceStore {
     public nonisolated(unsafe) let defaults: UserDefaults
     /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists the app's own
     /// (`Bundle.main.bundleIdentifier`, else the process's name).
-    public let domainName: String?
+    public let domain: String?
 
     // Serializes this process's writes, so a transaction's read-modify-write is atomic here.
     private let writeLock: TransactionLock<Void>
@@ -52,7 +52,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// ```
     public static let standard = UserDefaultsStore(
         UserDefaults.standard,
-        domainName: UserDefaultsStore.appDomainName)
+        domain: UserDefaultsStore.appDomainName)
 
     /// A store for a named suite (an app group on Apple platforms, a plist file name on Linux).
     ///
@@ -68,22 +68,22 @@ public final class UserDefaultsStore: PreferenceStore {
         else {
             throw StoreError.userDefaults(.suiteRefused, suite: suiteName)
         }
-        self.init(defaults, domainName: suiteName)
+        self.init(defaults, domain: suiteName)
     }
 
     /// Whether every write is synchronized to disk before it returns (Linux only; Apple platforms
     /// persist writes by themselves).
-    public let synchronizesEachWrite: Bool
+    package let synchronizesEachWrite: Bool
 
     /// The size in bytes the domain is kept under: a write that would take it there is refused
-    /// with ``StoreError`` of kind `.tooLarge` (see ``init(_:domainName:synchronizesEachWrite:sizeLimit:)``).
+    /// with ``StoreError`` of kind `.tooLarge` (see ``init(_:domain:synchronizesEachWrite:sizeLimit:)``).
     package let sizeLimit: Int
 
-    /// A store over a given `UserDefaults`; `domainName` is the persistent domain its keys are
+    /// A store over a given `UserDefaults`; `domain` is the persistent domain its keys are
     /// listed from (when `nil`, the app's own domain: give a suite's name for a suite).
     ///
     /// ```swift
-    /// let store = UserDefaultsStore(UserDefaults(suiteName: "tests")!, domainName: "tests")
+    /// let store = UserDefaultsStore(UserDefaults(suiteName: "tests")!, domain: "tests")
     /// ```
     ///
     /// `synchronizesEachWrite: false` leaves writes in Foundation's memory until someone calls
@@ -96,7 +96,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// the same 4 MiB). A write or transaction that would take the domain to it is refused whole
     /// with ``StoreError`` of kind `.tooLarge`; one that shrinks the domain is always taken.
     public init(
-        _ defaults: UserDefaults, domainName: String? = nil, synchronizesEachWrite: Bool = true,
+        _ defaults: UserDefaults, domain: String? = nil, synchronizesEachWrite: Bool = true,
         sizeLimit: Int? = nil
     ) {
         let sizeLimit = sizeLimit ?? Self.platformSizeLimit
@@ -104,16 +104,16 @@ public final class UserDefaultsStore: PreferenceStore {
             sizeLimit > 0, "UserDefaultsStore: sizeLimit must be a positive number of bytes, not \(sizeLimit)"
         )
         self.defaults = defaults
-        self.domainName = domainName
+        self.domain = domain
         self.synchronizesEachWrite = synchronizesEachWrite
         self.sizeLimit = sizeLimit
-        self.observers = StoreObservers(label: "UserDefaults.\(domainName ?? "custom")")
+        self.observers = StoreObservers(label: "UserDefaults.\(domain ?? "custom")")
         self.writeLock = TransactionLock(
-            (), store: "UserDefaults(suite: \(domainName ?? "custom"))", timeout: .seconds(10))
+            (), store: "UserDefaults(suite: \(domain ?? "custom"))", timeout: .seconds(10))
     }
 
     /// `UserDefaults(suite: NAME)`.
-    public var description: String { "UserDefaults(suite: \(domainName ?? "custom"))" }
+    public var description: String { "UserDefaults(suite: \(domain ?? "custom"))" }
 
     /// The value `UserDefaults` returns for `key`, or `nil` when there is none or it is not a
     /// property-list value.
@@ -138,16 +138,16 @@ public final class UserDefaultsStore: PreferenceStore {
     /// arguments) are not stored in the suite either. A store over a `UserDefaults` without a
     /// domain name does not know the object's domain, and counts what `UserDefaults` reads.
     package func storedValue(forKey key: String) -> PropertyListValue? {
-        guard let domainName else { return value(forKey: key) }
+        guard let domain else { return value(forKey: key) }
         // Nothing anywhere is the common answer, and the cheap one.
         guard defaults.object(forKey: key) != nil else { return nil }
         // The suite's own domain (Foundation on Linux lists no registration domain to subtract),
         // looked up by the exact key, as every read of this store is.
-        let domain = defaults.persistentDomain(forName: domainName) ?? [:]
-        guard let index = domain.index(forKey: key), StoreKey(domain[index].key) == StoreKey(key) else {
+        let values = defaults.persistentDomain(forName: domain) ?? [:]
+        guard let index = values.index(forKey: key), StoreKey(values[index].key) == StoreKey(key) else {
             return nil
         }
-        return PropertyListValue(foundationObject: domain[index].value)
+        return PropertyListValue(foundationObject: values[index].value)
     }
 
     /// The spelling of the stored key that Foundation takes `key` for, if any.
@@ -172,7 +172,7 @@ public final class UserDefaultsStore: PreferenceStore {
     private func checkSpelling(of keys: some Sequence<StoreKey>) throws {
         for key in keys where Self.mayHaveAnotherSpelling(key.name) {
             if let stored = storedSpelling(of: key.name), StoreKey(stored) != key {
-                throw StoreError.userDefaults(.keyConflict, suite: domainName, keys: [key.name, stored])
+                throw StoreError.userDefaults(.keyConflict, suite: domain, keys: [key.name, stored])
             }
         }
     }
@@ -258,7 +258,7 @@ public final class UserDefaultsStore: PreferenceStore {
     {
         let observation = observe(handler)
         #if canImport(Darwin)
-            guard domainName != nil else { return observation }
+            guard domain != nil else { return observation }
             let watcher = keyWatcher.withLock { watcher in
                 if let watcher { return watcher }
                 let created = UserDefaultsKeyWatcher(defaults) { [weak self] in self?.publishRawWrites() }
@@ -313,7 +313,7 @@ public final class UserDefaultsStore: PreferenceStore {
 
     /// Starts, once, to compare the domain with what it was whenever Foundation announces a change.
     private func watchForRawWrites() {
-        guard domainName != nil else { return }
+        guard domain != nil else { return }
         let isNew = knownDomain.withLock { known in
             guard known == nil else { return false }
             known = snapshot()
@@ -380,7 +380,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ) throws -> [(key: StoreKey, value: PropertyListValue?)] {
         guard !writes.isEmpty else { return writes }
         if !reserved, let write = writes.first(where: { Self.isReservedKey($0.key.name) }) {
-            throw StoreError.userDefaults(.invalidKey, suite: domainName, keys: [write.key.name])
+            throw StoreError.userDefaults(.invalidKey, suite: domain, keys: [write.key.name])
         }
         try checkSpelling(of: writes.lazy.map(\.key))
         #if canImport(Darwin)
@@ -405,7 +405,7 @@ public final class UserDefaultsStore: PreferenceStore {
                 recordAsKnown(
                     previous.map { ($0.0, $0.1.flatMap(PropertyListValue.init(foundationObject:))) })
                 throw StoreError.userDefaults(
-                    .writeFailed, suite: domainName, keys: writes.map(\.key).sorted().map(\.name))
+                    .writeFailed, suite: domain, keys: writes.map(\.key).sorted().map(\.name))
             }
             ledger.withLock { $0?.record(projection) }
         #endif
@@ -452,7 +452,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ) -> StoreError {
         let largest = projection.sizes.max { ($0.size ?? 0) < ($1.size ?? 0) } ?? projection.sizes[0]
         return StoreError.domainTooLarge(
-            suite: domainName, keys: writes.map(\.key.name), largest: largest.key.name,
+            suite: domain, keys: writes.map(\.key.name), largest: largest.key.name,
             size: largest.size ?? 0,
             total: projection.total, limit: sizeLimit)
     }
@@ -460,7 +460,7 @@ public final class UserDefaultsStore: PreferenceStore {
     /// The persistent domain the store lists: its own, or for a store without a domain name the
     /// app's (`Bundle.main.bundleIdentifier`, else the process's name), never the global domain.
     func persistentObjects() -> [String: Any] {
-        defaults.persistentDomain(forName: domainName ?? Self.appDomainName) ?? [:]
+        defaults.persistentDomain(forName: domain ?? Self.appDomainName) ?? [:]
     }
 
     /// The app's own domain: `Bundle.main.bundleIdentifier`, else the process's name.

@@ -28,7 +28,7 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func aMultiKeyWriteIsAnnouncedOnceWithItsFinalValues() async throws {
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(AnnouncingDefaults(suiteName: suite))
-        let store = UserDefaultsStore(defaults, domainName: suite)
+        let store = UserDefaultsStore(defaults, domain: suite)
         let prefs = IssueRecorder().preferences(store)
         prefs[.volume] = 0.1
         prefs[.launchCount] = 1
@@ -56,7 +56,7 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func onlyTheStoresOwnDefaultsAreWatched() async throws {
         let suite = TestDefaults.uniqueSuiteName()
         let plain = try #require(UserDefaults(suiteName: suite))
-        let store = UserDefaultsStore(plain, domainName: suite)
+        let store = UserDefaultsStore(plain, domain: suite)
         let seen = Locked<[StoreChange]>([])
         let observation = store.observe { change in seen.withLock { $0.append(change) } }
         plain.set("raw", forKey: "username")
@@ -282,14 +282,14 @@ private final class AnnouncingDefaults: UserDefaults {
         let store = try SQLiteStore(path: TestFiles.uniquePath())
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(UserDefaults(suiteName: suite))
-        let first = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
-        #expect(first == SQLiteStore.MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: false))
+        let first = try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
+        #expect(first == SQLiteStore.CopyReport(copied: [], keptExisting: [], alreadyCopied: false))
         defaults.set("Zhuo", forKey: "name")
         #expect(defaults.synchronize())
-        let second = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+        let second = try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
         #expect(second.copied == ["name"])
         #expect(store.value(forKey: "name") == .string("Zhuo"))
-        #expect(try store.moveIn(fromUserDefaultsDomain: suite, using: defaults).alreadyMovedIn)
+        #expect(try store.copyValues(fromUserDefaultsDomain: suite, using: defaults).alreadyCopied)
     }
 
     /// A suite's key descriptions, kept in the suite itself so its App Group sees them, are not
@@ -297,12 +297,12 @@ private final class AnnouncingDefaults: UserDefaults {
     @Test func movingInASuiteLeavesItsKeyDescriptions() throws {
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(UserDefaults(suiteName: suite))
-        let prefs = Preferences(store: UserDefaultsStore(defaults, domainName: suite))
+        let prefs = Preferences(store: UserDefaultsStore(defaults, domain: suite))
         try prefs.publish([Preferences.Key<Int>("volume", default: 1, help: "Playback volume")])
         defaults.set(3, forKey: "volume")
         #expect(defaults.synchronize())
         let store = try SQLiteStore(path: TestFiles.uniquePath())
-        let report = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+        let report = try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
         #expect(report.copied == ["volume"])
         #expect(store.value(forKey: "volume") == .integer(3))
         #expect(Set(store.snapshot().keys.map(\.name)) == ["volume"])
@@ -318,11 +318,11 @@ private final class AnnouncingDefaults: UserDefaults {
             // Moving such a domain in throws the same typed error, not a SQLite error's text.
             let store = try SQLiteStore(path: TestFiles.uniquePath())
             #expect(throws: StoreError.userDefaults(.suiteRefused, suite: name)) {
-                try store.moveIn(fromUserDefaultsDomain: name)
+                try store.copyValues(fromUserDefaultsDomain: name)
             }
         } else {
             // Foundation on Linux opens it; the store then is that suite, never `.standard`.
-            #expect(try UserDefaultsStore(suiteName: name).domainName == name)
+            #expect(try UserDefaultsStore(suiteName: name).domain == name)
         }
     }
 }

@@ -64,7 +64,7 @@ private final class KeyWatchingStore: PrefsOwnStore {
         observation = nil
         #expect(store.watchedKeys.isEmpty)
 
-        observation = prefs.observeChanges(to: .volume, .launchCount) { _ in }
+        observation = prefs.observeChanges(to: [.volume, .launchCount]) { _ in }
         #expect(store.watchedKeys == ["launchCount", "volume"])
         observation?.cancel()
         #expect(store.watchedKeys.isEmpty)

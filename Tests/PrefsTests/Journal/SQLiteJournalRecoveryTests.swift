@@ -203,13 +203,13 @@
             #expect(store.value(forKey: "d0") == .integer(-1))
             let moved = (1..<100).filter { store.value(forKey: "d\($0)") == .integer(Int64($0)) }.count
             let defaults = try #require(UserDefaults(suiteName: suite))
-            let again = try store.moveIn(fromUserDefaultsDomain: suite, using: defaults)
+            let again = try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
             if step == .beforeCommit {
                 #expect(moved == 0)
                 #expect(again.copied.count == 99 && again.keptExisting == ["d0"], "\(again)")
             } else {
                 #expect(moved == 99)
-                #expect(again.alreadyMovedIn)
+                #expect(again.alreadyCopied)
             }
             #expect(store.value(forKey: "d99") == .integer(99))
         }

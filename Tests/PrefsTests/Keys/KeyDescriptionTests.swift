@@ -50,11 +50,12 @@ private enum Quality: String, PreferenceValue, CaseIterable {
         #expect(description.swiftType == "Double")
         #expect(description.defaultValue == .double(0.5))
         #expect(description.help == "Playback volume")
-        #expect(description.allowed == .range(.double(0), .double(1)))
+        #expect(description.allowedValues == .range(.double(0), .double(1)))
+        #expect(description.allowed == "0...1")
         // An enum's cases are its allowed values; an optional key has no default.
         let quality = Preferences.Key<Quality>("quality", default: .low).keyDescription
         #expect(quality.type == "-string")
-        #expect(quality.allowed == .values([.string("low"), .string("high")]))
+        #expect(quality.allowedValues == .values([.string("low"), .string("high")]))
         let name = Preferences.Key<String?>("name").keyDescription
         #expect(name.type == "-string" && name.defaultValue == nil && name.allowed == nil)
         #expect(Preferences.Key<[String: Int]>("counts", default: [:]).keyDescription.type == "-dict")
@@ -124,7 +125,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
     /// it (`group.x.prefs-keys`) is no App Group, and the group's other members never saw it.
     @Test func userDefaultsDescriptionsAreSharedThroughTheSuiteAndHidden() throws {
         let store = TestDefaults.makeStore()
-        let domain = try #require(store.domainName)
+        let domain = try #require(store.domain)
         let prefs = Preferences(store: store)
         prefs[KeyDescriptionTests.volume] = 0.7
         let observed = Locked<[StoreChange]>([])
@@ -132,7 +133,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
         try prefs.publish([KeyDescriptionTests.volume])
         observation.cancel()
 
-        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domainName: domain)
+        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domain: domain)
         #expect(
             Preferences(store: other).keyDescriptions()["volume"] == KeyDescriptionTests.volume.keyDescription
         )
@@ -161,7 +162,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
     /// suite at the next publication.
     @Test func userDefaultsDescriptionsOfTheCompanionDomainAreReadAndMovedOnce() throws {
         let store = TestDefaults.makeStore()
-        let domain = try #require(store.domainName)
+        let domain = try #require(store.domain)
         let companionName = domain + ".prefs-keys"
         let companion = try #require(UserDefaults(suiteName: companionName))
         let old = KeyDescriptionTests.volume.keyDescription
@@ -172,7 +173,7 @@ private enum Quality: String, PreferenceValue, CaseIterable {
         let name = Preferences.Key<String>("name", default: "", help: "Shown name")
         try Preferences(store: store).publish([name])
         #expect((companion.persistentDomain(forName: companionName) ?? [:]).isEmpty)
-        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domainName: domain)
+        let other = UserDefaultsStore(try #require(UserDefaults(suiteName: domain)), domain: domain)
         #expect(Set(Preferences(store: other).keyDescriptions().keys) == ["volume", "name"])
         #expect(Preferences(store: other).storedKeys.isEmpty)
     }

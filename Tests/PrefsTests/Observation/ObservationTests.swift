@@ -87,7 +87,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
         let prefs = IssueRecorder().preferences(store.makeStore())
         let some = Locked<[Set<String>]>([])
         let all = Locked<[Set<String>]>([])
-        let someObservation = prefs.observeChanges(to: .volume, .theme) { change in
+        let someObservation = prefs.observeChanges(to: [.volume, .theme]) { change in
             some.withLock { $0.append(Set(change.values.keys.map(\.name))) }
         }
         let allObservation = prefs.observeAllChanges { change in
@@ -189,7 +189,7 @@ func observerCount(_ store: any PreferenceStore) -> Int {
     @Test func rawUserDefaultsWritesThatFoundationAnnouncesReachObservers() async throws {
         let suite = TestDefaults.uniqueSuiteName()
         let plain = try #require(UserDefaults(suiteName: suite))
-        let prefs = IssueRecorder().preferences(UserDefaultsStore(plain, domainName: suite))
+        let prefs = IssueRecorder().preferences(UserDefaultsStore(plain, domain: suite))
         let seen = Locked<[StoreChange]>([])
         let observation = prefs.observeAllChanges { change in seen.withLock { $0.append(change) } }
 

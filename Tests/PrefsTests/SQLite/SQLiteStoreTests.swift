@@ -185,7 +185,8 @@ func integrityCheck(_ path: String) throws -> String {
             try SQLiteStore(path: path)
         } throws: { error in
             guard let error = error as? StoreError else { return false }
-            return error.kind == .notADatabase && error.store == path && error.description.contains(path)
+            return error.kind == .notADatabase && error.storeDescription == path
+                && error.description.contains(path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage, "the file is left untouched")
     }

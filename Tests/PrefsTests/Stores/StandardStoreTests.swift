@@ -55,7 +55,7 @@ import Testing
 
         let store = try SQLiteStore(path: TestFiles.uniquePath("movein"))
         try store.setValue(.string("already here"), forKey: "name")
-        let report = try store.moveIn(fromUserDefaultsDomain: suite, using: plain)
+        let report = try store.copyValues(fromUserDefaultsDomain: suite, using: plain)
         #expect(report.copied == ["age", "blob", "enabled", "joined", "list", "map", "volume"])
         #expect(report.keptExisting == ["name"])
         #expect(
@@ -67,8 +67,8 @@ import Testing
             ])
 
         plain.set("changed later", forKey: "age")
-        let again = try store.moveIn(fromUserDefaultsDomain: suite, using: plain)
-        #expect(again.alreadyMovedIn)
+        let again = try store.copyValues(fromUserDefaultsDomain: suite, using: plain)
+        #expect(again.alreadyCopied)
         #expect(store.value(forKey: "age") == .integer(30), "a second move-in changes nothing")
         #expect(try SQLiteStore(path: store.path).value(forKey: "age") == .integer(30))
     }

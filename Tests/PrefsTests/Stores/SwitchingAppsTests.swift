@@ -267,7 +267,7 @@ private enum RefreshInterval: Int, PreferenceValue {
         // A transform that returns its input writes nothing the user did not have.
         try prefs.migrate([.transform(version: 1, name) { old in old }])
         #expect(!prefs.hasValue(for: key))
-        #expect(store.defaults.persistentDomain(forName: try #require(store.domainName))?[name] == nil)
+        #expect(store.defaults.persistentDomain(forName: try #require(store.domain))?[name] == nil)
 
         // Once the user sets it (even to the registered value), it is stored.
         prefs[key] = 0.8

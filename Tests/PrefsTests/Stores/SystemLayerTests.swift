@@ -176,7 +176,7 @@ import Testing
     @Test func severalKeysUntyped() async throws {
         let setup = try Setup()
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observeChanges(to: Self.volume, Self.theme) { (change: StoreChange) in
+        let observation = setup.prefs.observeChanges(to: [Self.volume, Self.theme]) { (change: StoreChange) in
             seen.withLock { $0.append(change) }
         }
         try setup.replace()
@@ -223,7 +223,7 @@ import Testing
         let setup = try Setup()
         setup.prefs[Self.volume] = 0.9
         let seen = Locked<[StoreChange]>([])
-        let observation = setup.prefs.observeChanges(to: Self.volume, Self.theme) { (change: StoreChange) in
+        let observation = setup.prefs.observeChanges(to: [Self.volume, Self.theme]) { (change: StoreChange) in
             seen.withLock { $0.append(change) }
         }
         try setup.replace()

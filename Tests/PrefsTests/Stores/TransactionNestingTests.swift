@@ -149,7 +149,8 @@ import Testing
             try store.transaction { _ in bodyRan.withLock { $0 = true } }
         } throws: { error in
             guard let error = error as? StoreError else { return false }
-            return error.kind == .busy && error.store == "MemoryStore" && error.message.contains("more than")
+            return error.kind == .busy && error.storeDescription == "MemoryStore"
+                && error.message.contains("more than")
         }
         release.signal()
         holderDone.wait()

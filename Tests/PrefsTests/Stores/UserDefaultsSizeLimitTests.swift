@@ -12,7 +12,7 @@ import Testing
     private func makeStore(limit: Int) throws -> (UserDefaultsStore, String) {
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(UserDefaults(suiteName: suite))
-        return (UserDefaultsStore(defaults, domainName: suite, sizeLimit: limit), suite)
+        return (UserDefaultsStore(defaults, domain: suite, sizeLimit: limit), suite)
     }
 
     private func bytes(_ count: Int) -> PropertyListValue { .data(Data(repeating: 7, count: count)) }
@@ -64,7 +64,7 @@ import Testing
         let plain = try #require(UserDefaults(suiteName: suite))
         plain.set(Data(repeating: 1, count: 3_000), forKey: "big")
         plain.set("kept", forKey: "name")
-        let store = UserDefaultsStore(plain, domainName: suite, sizeLimit: 2_000)
+        let store = UserDefaultsStore(plain, domain: suite, sizeLimit: 2_000)
         #expect(throws: StoreError.self) { try store.setValue(.string("grows"), forKey: "new") }
         try store.setValue(.data(Data(repeating: 1, count: 2_500)), forKey: "big")
         #expect(store.value(forKey: "big") == .data(Data(repeating: 1, count: 2_500)))
@@ -98,7 +98,7 @@ import Testing
     @Test func aWriteIsNotRefusedOnAStaleCount() throws {
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(UserDefaults(suiteName: suite))
-        let store = UserDefaultsStore(defaults, domainName: suite, sizeLimit: 4_000)
+        let store = UserDefaultsStore(defaults, domain: suite, sizeLimit: 4_000)
         try store.setValue(bytes(3_000), forKey: "big")  // counted now
         // Another writer frees the room; the store's count still holds "big".
         defaults.removeObject(forKey: "big")

@@ -62,7 +62,7 @@ enum TestDefaults {
 
     static func makeStore() -> UserDefaultsStore {
         let suite = uniqueSuiteName()
-        return UserDefaultsStore(UserDefaults(suiteName: suite)!, domainName: suite)
+        return UserDefaultsStore(UserDefaults(suiteName: suite)!, domain: suite)
     }
 }
 

@@ -33,15 +33,15 @@ import Testing
     /// breaks no `switch`, and an error of a kind this release does not know still says which.
     @Test func aKindThisReleaseDoesNotKnowIsNamedInTheMessage() {
         let later = StoreError(
-            path: "/tmp/p.sqlite", kind: .init(rawValue: "quotaExceeded"), detail: "m")
+            path: "/tmp/p.sqlite", kind: .init(name: "quotaExceeded"), detail: "m")
         #expect(later.description == "/tmp/p.sqlite: quotaExceeded (m)")
-        #expect(later.kind != .other && later.kind.rawValue == "quotaExceeded")
+        #expect(later.kind != .other && later.kind.name == "quotaExceeded")
         let defaults = StoreError.userDefaults(
-            .init(rawValue: "sandboxDenied"), suite: "app", keys: ["k"])
+            .init(name: "sandboxDenied"), suite: "app", keys: ["k"])
         #expect(defaults.description.contains("sandboxDenied") && defaults.description.contains("k"))
-        #expect(StoreError.Kind(rawValue: "busy") == .busy)
-        #expect(StoreError.Kind(rawValue: "keyConflict") == .keyConflict)
-        let own = StoreError(kind: .init(rawValue: "quotaExceeded"), store: "RemoteStore", message: "m")
+        #expect(StoreError.Kind(name: "busy") == .busy)
+        #expect(StoreError.Kind(name: "keyConflict") == .keyConflict)
+        let own = StoreError(kind: .init(name: "quotaExceeded"), store: "RemoteStore", message: "m")
         #expect(own.description == "RemoteStore: m")
     }
 
@@ -50,8 +50,8 @@ import Testing
     @Test(arguments: JournalError.Kind.allCases)
     func everyJournalFailureBecomesAKnownStoreError(kind: JournalError.Kind) {
         let error = StoreError(JournalError(kind, path: "/p", "m"))
-        #expect(error.kind.problem != error.kind.rawValue, "\(kind) is not a kind StoreError describes")
-        #expect(error.store == "/p" && error.message == "\(error.kind.problem) (m)")
+        #expect(error.kind.problem != error.kind.name, "\(kind) is not a kind StoreError describes")
+        #expect(error.storeDescription == "/p" && error.message == "\(error.kind.problem) (m)")
     }
 
     /// Every kind this release names has words of its own in the description.
@@ -61,7 +61,7 @@ import Testing
         .other,
     ])
     func everyKnownKindIsDescribedInWords(kind: StoreError.Kind) {
-        #expect(kind.problem != kind.rawValue)
+        #expect(kind.problem != kind.name)
         #expect(
             StoreError(path: "/p", kind: kind, detail: "m").description == "/p: \(kind.problem) (m)")
     }

@@ -74,7 +74,7 @@ import Testing
         prefs[counter] = Refusing(value: -1)
         #expect(prefs[counter] == Refusing(value: 42))
         let issue = try #require(issues.issues.last)
-        guard case .writeFailed(let error as PreferenceError) = issue.kind else {
+        guard case .writeLost(let error as PreferenceError) = issue.kind else {
             Issue.record("expected a value's write failure, got \(issue.kind)")
             return
         }
@@ -96,7 +96,7 @@ import Testing
         prefs.removeAll()
         #expect(prefs[.volume] == 0.3)
         #expect(issues.issues.count == 3)
-        #expect(issues.issues.allSatisfy { if case .writeFailed = $0.kind { true } else { false } })
+        #expect(issues.issues.allSatisfy { if case .writeLost = $0.kind { true } else { false } })
         #expect(issues.issues[0].description.contains("no space left on device"))
         #expect(issues.issues[0].description.contains("\"volume\""), "names the key")
     }
@@ -153,7 +153,7 @@ import Testing
                 caught = error
             }
             #expect(caught?.keys == ["volume"])
-            #expect(caught?.store == path)
+            #expect(caught?.storeDescription == path)
         }
     #endif
 

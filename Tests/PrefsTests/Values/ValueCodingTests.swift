@@ -59,7 +59,7 @@ private struct Mixed: Codable, Equatable {
         #if !canImport(Darwin)
             // Foundation on Linux must be able to read its own file back, or the whole domain
             // reads as empty after it reloads (it could not at 512 levels).
-            if let defaults = store as? UserDefaultsStore, let suite = defaults.domainName {
+            if let defaults = store as? UserDefaultsStore, let suite = defaults.domain {
                 let file = try Data(contentsOf: URL(fileURLWithPath: suite + ".plist"))
                 #expect((try? PropertyListSerialization.propertyList(from: file, format: nil)) != nil)
             }

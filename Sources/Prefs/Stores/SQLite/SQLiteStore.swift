@@ -43,7 +43,7 @@ public final class SQLiteStore: PreferenceStore {
     /// The database file.
     public let path: String
     /// The options the store was opened with.
-    public let options: Options
+    package let options: Options
     /// Set when the file was corrupt and ``Options/recreateOnCorruption`` replaced it.
     public let recovery: CorruptionRecovery?
 

@@ -12,11 +12,21 @@ extension Preferences {
     @available(
         *, unavailable,
         message:
-            "name the keys, observeChanges(to: .a, .b), or observe every key with observeAllChanges(handler:)"
+            "name the keys, observe(.a, .b) { a, b in … }, or observe every key with observeAllChanges(handler:)"
     )
     public func observeChanges(handler: @escaping @Sendable (StoreChange) -> Void) -> StoreObservation {
         observeAllChanges(handler: handler)
     }
+
+    /// Stored changes of some keys: their values, or every change.
+    @available(
+        *, unavailable,
+        message:
+            "observe(.a, .b) { a, b in … } gives the keys' values; observeAllChanges(handler:) every stored change (filter change.values by key)"
+    )
+    public func observeChanges(
+        to first: Keys, _ more: Keys..., handler: @escaping @Sendable (StoreChange) -> Void
+    ) -> StoreObservation { observeChanges(to: [first] + more, handler: handler) }
 
     /// Zero keys reset nothing: ``removeAll()`` removes every value.
     @available(
@@ -109,4 +119,93 @@ extension SQLiteStore.Options {
             durability: durability, recreateOnCorruption: recreateOnCorruption, lockTimeout: busyTimeout,
             refreshInterval: refreshInterval)
     }
+}
+
+extension PreferenceIssue.Kind {
+    /// Renamed: ``writeLost(_:)`` (a write that could not throw was lost), apart from
+    /// `StoreError.Kind.writeFailed` (a store could not write).
+    @available(*, unavailable, renamed: "writeLost")
+    public static func writeFailed(_ error: any Error) -> Self { .writeLost(error) }
+}
+
+extension GroupMigrationReport {
+    /// Gone: ``GroupMigrationReport/leftInPlace`` lists the old keys, and the diagnostics say
+    /// which value and which property.
+    @available(
+        *, unavailable,
+        message: "leftInPlace lists the old keys; the diagnostics say which value and property"
+    )
+    public struct Mismatch {}
+}
+
+extension SQLiteStore {
+    /// Renamed ``copyValues(fromUserDefaultsDomain:using:)``: it copies, and leaves the domain.
+    @available(*, unavailable, renamed: "copyValues(fromUserDefaultsDomain:using:)")
+    public func moveIn(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
+        -> CopyReport
+    { try copyValues(fromUserDefaultsDomain: domain, using: defaults) }
+
+    /// Renamed ``CopyReport``.
+    @available(*, unavailable, renamed: "CopyReport")
+    public typealias MoveInReport = CopyReport
+}
+
+extension SQLiteStore.CopyReport {
+    /// Renamed ``alreadyCopied``.
+    @available(*, unavailable, renamed: "alreadyCopied")
+    public var alreadyMovedIn: Bool { alreadyCopied }
+}
+
+extension UserDefaultsStore {
+    /// Renamed ``domain``, as every other type names a defaults domain.
+    @available(*, unavailable, renamed: "domain")
+    public var domainName: String? { domain }
+
+    /// Renamed ``init(_:domain:synchronizesEachWrite:sizeLimit:)``.
+    @available(*, unavailable, renamed: "init(_:domain:synchronizesEachWrite:sizeLimit:)")
+    public convenience init(_ defaults: UserDefaults, domainName: String?) {
+        self.init(defaults, domain: domainName)
+    }
+}
+
+extension StoreError.Kind {
+    /// Kinds are the static properties; a store of your own throws ``other`` with its message.
+    @available(
+        *, unavailable,
+        message:
+            "kinds are the static properties (.busy, .other …); a store of your own throws .other with its message"
+    )
+    public init(rawValue: String) { self.init(name: rawValue) }
+
+    /// A kind's name is its ``description``.
+    @available(*, unavailable, renamed: "description")
+    public var rawValue: String { description }
+}
+
+extension PreferenceError.Kind {
+    /// Kinds are the static properties.
+    @available(*, unavailable, message: "kinds are the static properties (.typeMismatch, .notAllowed …)")
+    public init(rawValue: String) { self.init(name: rawValue) }
+
+    /// A kind's name is its ``description``.
+    @available(*, unavailable, renamed: "description")
+    public var rawValue: String { description }
+}
+
+extension StoreError {
+    /// Renamed ``storeDescription``: a description, not the store.
+    @available(*, unavailable, renamed: "storeDescription")
+    public var store: String { storeDescription }
+}
+
+extension PreferenceError {
+    /// Renamed ``storeDescription``: a description, not the store.
+    @available(*, unavailable, renamed: "storeDescription")
+    public var store: String? { storeDescription }
+}
+
+extension PreferenceIssue {
+    /// Renamed ``storeDescription``: a description, not the store.
+    @available(*, unavailable, renamed: "storeDescription")
+    public var store: String { storeDescription }
 }

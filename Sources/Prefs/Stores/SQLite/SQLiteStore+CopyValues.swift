@@ -1,20 +1,20 @@
 import Foundation
 
-/// Moving in: copying a whole `UserDefaults` domain into a store, once.
+/// Copying a whole `UserDefaults` domain into a store, once (the domain is left as it is).
 extension SQLiteStore {
-    /// What ``moveIn(fromUserDefaultsDomain:using:)`` did.
+    /// What ``copyValues(fromUserDefaultsDomain:using:)`` did.
     ///
     /// ```swift
-    /// let report = try store.moveIn(fromUserDefaultsDomain: "com.example.app")
-    /// print(report.copied.count, "values moved in")
+    /// let report = try store.copyValues(fromUserDefaultsDomain: "com.example.app")
+    /// print(report.copied.count, "values copied")
     /// ```
-    public struct MoveInReport: Sendable, Equatable {
+    public struct CopyReport: Sendable, Equatable {
         /// The keys copied from the domain.
         public let copied: [String]
         /// Keys the store already had; the store's value was kept.
         public let keptExisting: [String]
-        /// True when the domain had been moved in before, so nothing was done this time.
-        public let alreadyMovedIn: Bool
+        /// True when the domain had been copied in before, so nothing was done this time.
+        public let alreadyCopied: Bool
     }
 
     /// Copies every value of a `UserDefaults` domain (on Linux, Foundation's plist for it) into
@@ -23,7 +23,7 @@ extension SQLiteStore {
     ///
     /// ```swift
     /// let store = try SQLiteStore(path: path)
-    /// try store.moveIn(fromUserDefaultsDomain: "com.example.app")
+    /// try store.copyValues(fromUserDefaultsDomain: "com.example.app")
     /// ```
     ///
     /// A key the store already has keeps the store's value. A value that is not a property-list
@@ -33,8 +33,8 @@ extension SQLiteStore {
     /// later call moves what appears); one Foundation cannot open throws ``StoreError``
     /// (``StoreError/Kind/suiteRefused``).
     @discardableResult
-    public func moveIn(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
-        -> MoveInReport
+    public func copyValues(fromUserDefaultsDomain domain: String, using defaults: UserDefaults? = nil) throws
+        -> CopyReport
     {
         // The app's own domain is `UserDefaults.standard`'s: Apple platforms refuse it as a suite name.
         guard
@@ -67,15 +67,15 @@ extension SQLiteStore {
         }
         guard objects != nil else {
             let isMarked = try core.hasMovedIn(marker: "moved-in:\(domain)")
-            return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: isMarked)
+            return CopyReport(copied: [], keptExisting: [], alreadyCopied: isMarked)
         }
         // The values and the mark in one SQLite transaction: a process killed at any instant
         // leaves both or neither, so a second call never copies anything again.
         let values = Dictionary(uniqueKeysWithValues: converted.map { (StoreKey($0.key), $0.value) })
         guard let outcome = try core.moveIn(values, marker: "moved-in:\(domain)") else {
-            return MoveInReport(copied: [], keptExisting: [], alreadyMovedIn: true)
+            return CopyReport(copied: [], keptExisting: [], alreadyCopied: true)
         }
-        let report = MoveInReport(copied: outcome.copied, keptExisting: outcome.kept, alreadyMovedIn: false)
+        let report = CopyReport(copied: outcome.copied, keptExisting: outcome.kept, alreadyCopied: false)
         return report
     }
 }
