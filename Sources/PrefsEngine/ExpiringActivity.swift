@@ -163,7 +163,7 @@ package enum ExpiringActivity {
     ///     if !expiry.isExpired { print("moving the journal") }
     /// }
     /// ```
-    static func runAndWait(
+    package static func runAndWait(
         _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) -> Void
     ) {
         #if !(canImport(Darwin) && !os(macOS))

@@ -40,28 +40,39 @@ final class SyncLink: Sendable {
     let syncingSince = AtomicWord()
     /// The wall clock, in milliseconds since 1970 (a test's own clock in tests).
     private let now: @Sendable () -> UInt64
+    /// Stands in for the system's expiring activities in tests (`nil`: the platform's).
+    private let expiringActivity: ExpiringActivity.System?
 
     /// The link of the store at `path`'s file; `nil` when the file cannot be opened, or is a
     /// symbolic link, never followed (the store then talks to the remote from this process, as a
     /// store no other process shares would).
     init?(
         path: String, lease: Duration = SyncLink.defaultLease,
-        now: @escaping @Sendable () -> UInt64 = SyncLink.wallClock
+        now: @escaping @Sendable () -> UInt64 = SyncLink.wallClock,
+        expiringActivity: ExpiringActivity.System? = nil
     ) {
         descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { return nil }
         self.lease = lease
         self.now = now
+        self.expiringActivity = expiringActivity
     }
 
     deinit {
-        // Gives the lease back, so another process need not wait for it to end.
+        // Gives the lease back, so another process need not wait for it to end: a file lock, so
+        // in the system's background time (an app suspended holding one in an App Group
+        // container is ended); refused or taken back first, the lease just runs out.
         if held.load() == 1 {
-            _ = withRecord { record in
-                guard record.token == token, record.expiry != 0 else { return nil }
-                var freed = record
-                freed.expiry = 0
-                return freed
+            let (descriptor, token) = (descriptor, token)
+            ExpiringActivity.runAndWait("giving back the sync link", system: expiringActivity) { expiry in
+                _ = expiry.step {
+                    Self.withRecord(descriptor) { record in
+                        guard record.token == token, record.expiry != 0 else { return nil }
+                        var freed = record
+                        freed.expiry = 0
+                        return freed
+                    }
+                }
             }
         }
         SystemCall.close(descriptor)
@@ -162,6 +173,11 @@ final class SyncLink: Sendable {
     /// Reads the lease under the file's lock, held only for this read and write (never waited
     /// for), and writes what `change` returns (`nil`: nothing).
     private func withRecord(_ change: (LeaseRecord) -> LeaseRecord?) -> Outcome {
+        Self.withRecord(descriptor, change)
+    }
+
+    /// ``withRecord(_:)`` on the link file open as `descriptor`.
+    private static func withRecord(_ descriptor: Int32, _ change: (LeaseRecord) -> LeaseRecord?) -> Outcome {
         // A few quick tries: the lock is held for one read and one write of 48 bytes.
         var locked = false
         for attempt in 0..<5 {

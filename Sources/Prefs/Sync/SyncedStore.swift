@@ -126,7 +126,8 @@ public final class SyncedStore: PreferenceStore {
         link =
             automatically
             ? (local as? SQLiteStore).flatMap { sqlite in
-                let link = SyncLink(path: sqlite.path + ".sync-link", lease: linkLease)
+                let link = SyncLink(
+                    path: sqlite.path + ".sync-link", lease: linkLease, expiringActivity: expiringActivity)
                 // Made with its folder's class, which may keep it out while the device is
                 // locked: it takes the store's, as the store's other files do.
                 sqlite.options.engineSettings.protectFiles(sqlite.path)

@@ -123,6 +123,32 @@ import Testing
             await eventually(within: 20) { store.status.pendingKeys.isEmpty }, "the next sync did not follow")
     }
 
+    /// A holder that ends gives the lease back inside the system's background time too (a file
+    /// lock): refused the time, it leaves the lease to run out; given it, it gives it back.
+    @Test(arguments: [false, true])
+    func theLeaseIsGivenBackOnlyInBackgroundTime(refused: Bool) throws {
+        let path = TestFiles.uniquePath("link-given-back")
+        let askedToGiveBack = Locked(0)
+        let system: ExpiringActivity.System = { reason, respond in
+            let givingBack = reason.hasPrefix("giving back the sync link")
+            if givingBack { askedToGiveBack.withLock { $0 += 1 } }
+            DispatchQueue.global().async { respond(givingBack && refused) }
+        }
+        let lease = Duration.seconds(60)
+        do {
+            let link = try #require(
+                SyncLink(path: path + ".sync-link", lease: lease, expiringActivity: system))
+            #expect(link.tryToHold())
+        }
+        #expect(askedToGiveBack.withLock { $0 } == 1, "the give-back asked for background time")
+        let holder = SyncLink.holder(path: path + ".sync-link", lease: lease)
+        if refused {
+            #expect(holder?.process == getpid(), "refused, the lease was left to run out")
+        } else {
+            #expect(holder == nil, "given the time, the lease was given back")
+        }
+    }
+
     /// The link's lease is held and renewed inside the system's background time (each look is
     /// a file lock in the App Group container): while the system refuses it, nothing is renewed
     /// and the lease lapses, as it would for a suspended app; given time, it is held again.
