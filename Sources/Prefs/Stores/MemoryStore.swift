@@ -1,3 +1,4 @@
+import PrefsEngine
 import PrefsSupport
 
 /// A store that keeps values in memory only: for tests, previews and values that should not
@@ -69,17 +70,28 @@ public final class MemoryStore: PreferenceStore {
     /// Reads from the transaction go key by key to the store, so no copy of the whole store is
     /// made per transaction; nobody else can write until it ends.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writing.withLock(during: "a transaction") { _ in
-            var transaction = StoreTransaction(reading: values)
-            let result = try body(&transaction)
-            let writes = transaction.writes
-            try PropertyListValue.checkStorable(writes, store: description)
-            values.withLock { values in
-                for (key, change) in writes { values[key] = change.newValue }
-                observers.publish(StoreChange(values: writes))
-            }
-            return result
+        try writing.withLock(during: "a transaction") { _ in try run(body) }
+    }
+
+    /// The same in the system's background time: the wait for another thread's transaction
+    /// ends, throwing `.expired`, as soon as the system asks for the time back.
+    package func transaction<Result>(
+        expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> Result {
+        try writing.withLock(during: "a transaction", givingUpWhen: { expiry.isExpired }) { _ in try run(body) }
+    }
+
+    /// Runs a transaction's body and applies its writes, holding the write lock.
+    private func run<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        var transaction = StoreTransaction(reading: values)
+        let result = try body(&transaction)
+        let writes = transaction.writes
+        try PropertyListValue.checkStorable(writes, store: description)
+        values.withLock { values in
+            for (key, change) in writes { values[key] = change.newValue }
+            observers.publish(StoreChange(values: writes))
         }
+        return result
     }
 
     /// Calls `handler` with every change until the observation ends.

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import PrefsSupport
 
 /// A store backed by Foundation's `UserDefaults`: plist-typed values are stored as plain plist
@@ -204,16 +205,30 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// Atomic within the process only: another process writing the same suite can interleave.
     public func transaction<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock(during: "a write or transaction") { _ in
-            // What is stored, never a registered default: a migration or an update must not
-            // write back a value the user never had.
-            var transaction = StoreTransaction(
-                read: { [self] in storedValue(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
-            let result = try body(&transaction)
-            try PropertyListValue.checkNesting(of: transaction.writes)
-            try commit(transaction.writes.map { ($0.key, $0.value.newValue) })
-            return result
+        try writeLock.withLock(during: "a write or transaction") { _ in try run(body) }
+    }
+
+    /// The same in the system's background time: the wait for another thread's write ends,
+    /// throwing `.expired`, as soon as the system asks for the time back (a synced store's own
+    /// writes).
+    package func transaction<Result>(
+        expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> Result {
+        try writeLock.withLock(during: "a write or transaction", givingUpWhen: { expiry.isExpired }) { _ in
+            try run(body)
         }
+    }
+
+    /// Runs a transaction's body and commits its writes, holding the write lock.
+    private func run<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
+        // What is stored, never a registered default: a migration or an update must not
+        // write back a value the user never had.
+        var transaction = StoreTransaction(
+            read: { [self] in storedValue(forKey: $0) }, keys: { [self] in snapshot().keys.map(\.name) })
+        let result = try body(&transaction)
+        try PropertyListValue.checkNesting(of: transaction.writes)
+        try commit(transaction.writes.map { ($0.key, $0.value.newValue) })
+        return result
     }
 
     /// Writes the values (holding the write lock) and tells observers, when there are any, what

@@ -627,14 +627,21 @@ public final class SyncedStore: PreferenceStore {
     /// container must not hold (`0xdead10cc`). The system's expiry call waits for a write in
     /// progress; none starts after.
     ///
-    /// A `SQLiteStore` is written with the expiry too: its waits (for another thread's write,
-    /// another process's lock, SQLite) end when the time is taken back, so the expiry call does
-    /// not wait for them.
+    /// The library's stores are written with the expiry too: their waits (for another thread's
+    /// write; for a `SQLiteStore` also another process's lock and SQLite) end when the time is
+    /// taken back, so the expiry call does not wait for them.
     private func writeLocally<Result>(_ body: (inout StoreTransaction) throws -> Result) throws -> Result {
-        guard let sqlite = local as? SQLiteStore, let expiry = cycleExpiry.withLock({ $0 }) else {
+        guard let expiry = cycleExpiry.withLock({ $0 }) else {
             return try locally { try local.transaction(body) }
         }
-        return try locally { try sqlite.transaction(expiry: expiry, body) }
+        return try locally {
+            switch local {
+            case let sqlite as SQLiteStore: try sqlite.transaction(expiry: expiry, body)
+            case let defaults as UserDefaultsStore: try defaults.transaction(expiry: expiry, body)
+            case let memory as MemoryStore: try memory.transaction(expiry: expiry, body)
+            default: try local.transaction(body)
+            }
+        }
     }
 
     /// The local store's values; in a sync's background time, a `SQLiteStore` looking at SQLite

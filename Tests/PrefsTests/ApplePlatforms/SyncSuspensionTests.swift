@@ -83,13 +83,16 @@ import Testing
     /// A sync's local write waiting for the local store (another thread's transaction holds
     /// it): the expiry ends the wait, so the expiry call returns at once, not when the other
     /// transaction lets go; nothing is written after it, and the next sync finishes the job.
-    @Test func anExpiryEndsASyncsWaitForTheLocalStore() async throws {
-        let path = TestFiles.uniquePath("sync-write-expiry")
+    ///
+    /// Every store of the library: the SQLite store's waits are its own (another thread, another
+    /// process, SQLite); `UserDefaultsStore`'s and `MemoryStore`'s are for another thread.
+    @Test(arguments: StoreKind.allCases)
+    func anExpiryEndsASyncsWaitForTheLocalStore(kind: StoreKind) async throws {
         let server = MemorySyncServer()
         let link = MemoryRemote(server)
         let responders = Locked<[@Sendable (Bool) -> Void]>([])
         let suspended = Locked(false)
-        let local = try SQLiteStore(path: path)
+        let local = kind.makeStore()
         let store = try SyncedStore(
             local: local, remote: link, syncing: .all, diagnostics: IssueRecorder().diagnostics,
             automatically: true, now: { 1_000 }, firstRetry: .milliseconds(200),
