@@ -78,7 +78,8 @@ public final class MemoryStore: PreferenceStore {
     package func transaction<Result>(
         expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
     ) throws -> Result {
-        try writing.withLock(during: "a transaction", givingUpWhen: { expiry.isExpired }) { _ in try run(body) }
+        let expired = { expiry.isExpired }
+        return try writing.withLock(during: "a transaction", givingUpWhen: expired) { _ in try run(body) }
     }
 
     /// Runs a transaction's body and applies its writes, holding the write lock.

@@ -214,7 +214,8 @@ public final class UserDefaultsStore: PreferenceStore {
     package func transaction<Result>(
         expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
     ) throws -> Result {
-        try writeLock.withLock(during: "a write or transaction", givingUpWhen: { expiry.isExpired }) { _ in
+        let expired = { expiry.isExpired }
+        return try writeLock.withLock(during: "a write or transaction", givingUpWhen: expired) { _ in
             try run(body)
         }
     }
