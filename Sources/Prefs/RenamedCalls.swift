@@ -129,11 +129,11 @@ extension PreferenceIssue.Kind {
 }
 
 extension GroupMigrationReport {
-    /// Gone: ``GroupMigrationReport/leftInPlace`` lists the old keys, and the diagnostics say
-    /// which value and which property.
+    /// Gone: ``GroupMigrationReport/leftInPlace`` lists the properties, as `moved` does, and the
+    /// diagnostics say which old key and value.
     @available(
         *, unavailable,
-        message: "leftInPlace lists the old keys; the diagnostics say which value and property"
+        message: "leftInPlace lists the properties; the diagnostics say which old key and value"
     )
     public struct Mismatch {}
 }

@@ -29,11 +29,21 @@ package enum PlistText {
         }
     }
 
-    /// A value as `prefs describe` shows it: old-style text, but a Boolean as `true` or `false`
-    /// (as the program declares it), not `defaults`' 1 or 0.
+    /// A value as `prefs describe` shows it: old-style text on one line, a Boolean as `true` or
+    /// `false` (as the program declares it), not `defaults`' 1 or 0.
     static func described(_ value: PropertyListValue) -> String {
-        if case .bool(let flag) = value { return flag ? "true" : "false" }
-        return oldStyle(value)
+        switch value {
+        case .bool(let flag): return flag ? "true" : "false"
+        // On one line, as the rest of `describe`'s line: `(a, b)`, `{ k = v; }`.
+        case .array(let elements): return "(" + elements.map(described).joined(separator: ", ") + ")"
+        case .dictionary(let entries):
+            guard !entries.isEmpty else { return "{}" }
+            let pairs = entries.sorted { StoreKey($0.key) < StoreKey($1.key) }
+            return "{ "
+                + pairs.map { "\(quoteIfNeeded($0.key)) = \(described($0.value));" }.joined(separator: " ")
+                + " }"
+        default: return oldStyle(value)
+        }
     }
 
     /// Old-style plist text, indented by four spaces a level.

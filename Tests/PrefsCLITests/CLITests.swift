@@ -60,6 +60,13 @@
             // Types as Swift writes them, and a Boolean as a word.
             #expect(described.stdout.contains("autoplay: -bool (Bool), default true,"), "\(described.stdout)")
             #expect(described.stdout.contains("recent: -array ([String])"), "\(described.stdout)")
+            // A collection on the key's one line, as the rest of it (the newcomer trial saw a
+            // plist spread over several lines).
+            #expect(try cli.run("write", "com.example.app", "recent", "-array", "x", "y z").status == 0)
+            let recent = try cli.run("describe", "com.example.app", "recent").stdout
+            #expect(
+                recent.contains("recent: -array ([String]), default (), value (x, \"y z\") (set)"),
+                "\(recent)")
             #expect(described.stdout.contains("set but not declared"))
             #expect(described.stdout.contains("legacy = 1"))
             let json = try cli.run("--json", "describe", "com.example.app", "volume")

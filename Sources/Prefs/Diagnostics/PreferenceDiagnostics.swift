@@ -55,7 +55,7 @@ public struct PreferenceIssue: Sendable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .readFellBackToDefault(let cause):
-            "prefs: \"\(key)\" in \(storeDescription): \(cause); \(defaultIsNil ? "reading nil, the key's default" : "using the default")"
+            "prefs: \"\(key)\" in \(storeDescription): \(cause); \(defaultIsNil ? "reading nil instead" : "using the default")"
         case .writeLost(let error as PreferenceError):
             "prefs: \(error); the stored value is unchanged"
         case .writeLost(let error):
@@ -100,7 +100,9 @@ public struct PreferenceDiagnostics: Sendable {
     }
 
     /// Diagnostics that pass each store, key and kind of issue on to `handler` the first time
-    /// only, so a value read in a loop does not flood the log.
+    /// only, so a value read in a loop does not flood the log; every lost write
+    /// (``PreferenceIssue/Kind-swift.enum/writeLost(_:)``) passes, each being a value the program
+    /// meant to keep.
     ///
     /// ```swift
     /// let diagnostics = PreferenceDiagnostics.oncePerKey { issue in logger.warning("\(issue)") }
@@ -110,12 +112,14 @@ public struct PreferenceDiagnostics: Sendable {
     {
         let reported = Locked<Set<String>>([])
         return PreferenceDiagnostics { issue in
+            if case .writeLost = issue.kind { return handler(issue) }
             let signature = "\(issue.storeDescription)\u{0}\(issue.key)\u{0}\(issue.kindName)"
             if reported.withLock({ $0.insert(signature).inserted }) { handler(issue) }
         }
     }
 
-    /// One line on standard error per store, key and kind of issue, the first time it happens.
+    /// One line on standard error per store, key and kind of issue, the first time it happens,
+    /// and one for every lost write (``oncePerKey(_:)``).
     ///
     /// ```swift
     /// let prefs = Preferences(store: MemoryStore(), diagnostics: .standardError)

@@ -16,17 +16,20 @@ import Foundation
 public protocol UserDefaultSettable: PreferenceKeyNamespace {}
 
 extension UserDefaultSettable {
-    /// The article's `store(value:)`: ``PreferenceKeyNamespace/store(_:in:)`` in
-    /// `Preferences.standard`.
+    /// The article's `store(value:)`: ``PreferenceKeyNamespace/store(_:in:)``, in
+    /// `Preferences.standard` unless given other preferences.
     ///
     /// ```swift
     /// UserDefaults.TestData.name.store(value: "name")
+    /// UserDefaults.TestData.name.store(value: "name", in: prefs)
     /// ```
-    public func store<Value: PreferenceValue>(value: Value) {
-        store(value)
+    public func store<Value: PreferenceValue>(value: Value, in preferences: Preferences = .standard) {
+        store(value, in: preferences)
     }
 
-    /// The article's `storedString`: the stored string in `Preferences.standard`, or `nil`.
+    /// The article's `storedString`: the stored string in `Preferences.standard` (the user's own
+    /// preferences, as the article's `UserDefaults.standard`), or `nil`; in other preferences,
+    /// `value(as: String.self, in: prefs)`.
     ///
     /// ```swift
     /// UserDefaults.TestData.name.storedString  // "name", or nil

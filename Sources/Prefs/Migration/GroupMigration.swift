@@ -4,13 +4,13 @@ import Foundation
 ///
 /// ```swift
 /// let report = try settings.migrate(from: ["name": "test_name", "age": "test_age"])
-/// for oldKey in report.leftInPlace { print("still under", oldKey) }
+/// for property in report.leftInPlace { print(property, "keeps its default; the old value stayed") }
 /// ```
 public struct GroupMigrationReport: Sendable, Equatable {
     /// The properties whose old values were moved to their new keys.
     public let moved: [String]
-    /// The old keys whose values did not fit their properties' types, left where they were,
-    /// untouched (the diagnostics said which value and which property, one issue each).
+    /// The properties whose old values did not fit their types: each old value was left under
+    /// its old key, untouched (the diagnostics said which key and which value, one issue each).
     public let leftInPlace: [String]
     /// True when every entry of the mapping had run before, so this call did nothing.
     public let alreadyRan: Bool
@@ -86,7 +86,7 @@ extension PreferenceGroup {
             }
             return (
                 GroupMigrationReport(
-                    moved: moved, leftInPlace: mismatches.map(\.oldKey), alreadyRan: !ranNow),
+                    moved: moved, leftInPlace: mismatches.map(\.property), alreadyRan: !ranNow),
                 mismatches
             )
         }

@@ -68,7 +68,7 @@ extension Preferences.Keys {
         #expect(Account.age.value(as: Int.self, in: prefs) == nil)
         #expect(issues.issues.map(\.key) == ["Account.age"])
         // The message says what the read gives: nil (not "the default", which it has none of).
-        #expect(issues.issues.first?.description.hasSuffix("reading nil, the key's default") == true)
+        #expect(issues.issues.first?.description.hasSuffix("reading nil instead") == true)
     }
 
     /// The forms without `in:` read `Preferences.standard`

@@ -19,7 +19,7 @@ import Testing
             "name": "test_name", "age": "test_age", "launches": "old_launches",
         ])
         #expect(report.moved == ["launches", "name"])
-        #expect(report.leftInPlace == ["test_age"])
+        #expect(report.leftInPlace == ["age"])
         #expect(settings.name == "test")
         #expect(settings.launches == 12)
         #expect(settings.age == 0)

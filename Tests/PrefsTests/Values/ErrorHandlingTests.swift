@@ -168,6 +168,11 @@ import Testing
         }
         prefs[Preferences.Key<[Int?]>("volume", default: [])] = [nil]
         #expect(issues.issues.map(\.key) == ["volume", "theme", "volume"])
+        // Every lost write is told: each was a value the program meant to keep (the newcomer
+        // trial wrote 5, 6 and 7 to a key accepting 0...1 and saw one line).
+        prefs[Preferences.Key<[Int?]>("volume", default: [])] = [nil]
+        prefs[Preferences.Key<[Int?]>("volume", default: [])] = [nil]
+        #expect(issues.issues.map(\.key) == ["volume", "theme", "volume", "volume", "volume"])
     }
 }
 
