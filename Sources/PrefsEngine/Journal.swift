@@ -119,7 +119,7 @@ package final class Journal: @unchecked Sendable {
     /// touched, or the device locked a file protected with `.complete`. The guard put a page of zeros there, so the
     /// mapping no longer shows the file: a cut journal refuses every write from then on; locked
     /// data gives `.protectedDataUnavailable` until it is readable, and is then mapped again.
-    private let cutUnderMapping = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+    let cutUnderMapping = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
 
     init(
         databasePath: String, path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer,
@@ -174,6 +174,18 @@ package final class Journal: @unchecked Sendable {
         prefs_atomic_store(cutUnderMapping, 0)
         prefs_atomic_store(needsCheck, 1)
         report("its data was locked away while the device was locked; it is readable again")
+    }
+
+    /// Whether a page of the mapping faulted since it was last mapped (see `cutUnderMapping`).
+    var faultedUnderMapping: Bool { prefs_atomic_load(cutUnderMapping) != 0 }
+
+    /// Whether a reader may read the records: `false` while protected data is locked away; once
+    /// it is readable again, the file is mapped again first (see ``recoverFromLockedData()``).
+    /// A cut is the writers' to report: `true`.
+    func isReadable() -> Bool {
+        guard faultedUnderMapping, lockedData(descriptor) != nil else { return true }
+        do { try recoverFromLockedData() } catch { return false }
+        return !faultedUnderMapping
     }
 
     private func protectedDataUnavailable() -> JournalError {

@@ -16,7 +16,9 @@ extension SQLiteStoreCore {
     /// What ``value(for:)`` reads, as it found it: a read slot's words, or the cache's value
     /// (which then fills the slot for the next read).
     package func lookUp(_ key: StoreKey) -> StoredRead {
-        guard let journalSequence = cache.journalSequence else {
+        guard let journalSequence = cache.journalSequence,
+            prefs_atomic_load(UnsafeMutablePointer(mutating: cache.mappingFaulted!)) == 0
+        else {
             return .cache(read { $0.values.value(for: key) })
         }
         var name = key.name
@@ -69,7 +71,11 @@ extension SQLiteStoreCore {
         // look at the journal, but not every time; a third failure answers from the cache.
         for _ in 0..<3 {
             let result: Result? = cache.withLock { cache in
-                guard let journal, journal.sequence > cache.position.sequence else { return body(&cache) }
+                // Locked-away data mapped again once readable: a store that only reads is never
+                // the writer that would (its header would read as zeros until then).
+                guard let journal, journal.isReadable(), journal.sequence > cache.position.sequence else {
+                    return body(&cache)
+                }
                 guard self.cache.catchUp(&cache) != .behind else { return nil }
                 return body(&cache)
             }
@@ -158,7 +164,7 @@ extension SQLiteStoreCore {
             }
             return cache.position > before
         }
-        guard journal.sequence > before else { return false }
+        guard journal.isReadable(), journal.sequence > before else { return false }
         // The journal alone first: no connection, no background time.
         let caughtUp = cache.withLock { cache in
             journal.sequence <= cache.position.sequence || self.cache.catchUp(&cache) != .behind

@@ -32,6 +32,10 @@ final class StoreCache: Sendable {
     /// loaded atomically, from any thread: `nonisolated(unsafe)` because a pointer is not
     /// `Sendable`.
     nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
+    /// Non-zero once a page of the journal's mapping faulted (see `Journal.cutUnderMapping`):
+    /// then the header may read as zeros, and the read slots, checked against it, are not asked
+    /// until the journal is readable again. Loaded as `journalSequence` is.
+    nonisolated(unsafe) let mappingFaulted: UnsafePointer<UInt32>?
     let observers: StoreObservers
     private let path: String
     private let report: Journal.Reporter
@@ -46,6 +50,7 @@ final class StoreCache: Sendable {
         self.journal = journal
         slotReader = readSlots.reader
         journalSequence = journal.map { UnsafePointer($0.word64(Journal.Layout.sequenceOffset)) }
+        mappingFaulted = journal.map { UnsafePointer($0.cutUnderMapping) }
         self.observers = observers
         self.path = path
         self.report = report
@@ -70,12 +75,18 @@ final class StoreCache: Sendable {
         case behind
         /// The records up to a damaged one are applied; the damage is reported.
         case damaged
+        /// The journal cannot be read now (its data is locked away while the device is locked):
+        /// nothing was applied; the cache answers as it is, and a later read catches up.
+        case unreadable
     }
 
     /// Applies the records after the cache's position, reading the journal without its lock
     /// (the caller holds the cache's).
     func catchUp(_ cache: inout StoreEngine.Cache) -> CatchUp {
         guard let journal else { return .caughtUp }
+        // A store that only reads is never the next holder of the lock, which maps locked-away
+        // data again once it is readable: it does so itself here.
+        guard journal.isReadable() else { return .unreadable }
         // Records being moved (an odd generation) is a `memcpy` under the lock, over in
         // microseconds; a holder stopped in the middle of one is repaired only by the next holder
         // of the lock, which a process that only reads never is. So the wait is bounded (about
@@ -103,6 +114,10 @@ final class StoreCache: Sendable {
             beforeCopyingRecords?()
             let copy = journal.copyBytes(at: start, count: max(0, end - start))
             prefs_atomic_fence()
+            // A page that faulted during the copy read as zeros, which are not the records:
+            // nothing of it is applied (taken as the records' end, the position would pass
+            // records never read).
+            guard !journal.faultedUnderMapping else { return journal.isReadable() ? .behind : .unreadable }
             guard journal.generation == generation else { continue }
             return copy.withUnsafeBytes { bytes in
                 var scan = RecordScan(copy: bytes, of: journal, from: start, after: 0)

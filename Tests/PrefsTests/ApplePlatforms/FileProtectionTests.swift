@@ -74,4 +74,50 @@ import Testing
         #expect(again.value(forKey: "a") == .string("before"))
         #expect(again.value(forKey: "b") == .string("after"))
     }
+
+    /// A store that only reads sees other processes' writes again once the device is unlocked.
+    ///
+    /// Only the holder of the journal's lock mapped locked-away data again, which a store that
+    /// only reads never is: its reads answered from the zeros the fault left (the header's
+    /// sequence read 0), so it never saw another write, nor told its observers, until reopened.
+    /// Now its reads and its watch map the journal again once it is readable. While locked, its
+    /// reads answer from what it has (no crash, no error).
+    @Test func aStoreThatOnlyReadsSeesWritesAgainOnceTheDeviceIsUnlocked() async throws {
+        let locked = Locked(false)
+        var options = SQLiteStore.Options()
+        options.faults.lockedData = { _ in locked.withLock { $0 } }
+        let path = TestFiles.uniquePath()
+        let writer = try SQLiteStore(path: path, options: options)
+        try writer.setValue(.string("before"), forKey: "a")
+        // The watch's safety-net look, short: on Linux the watch waits on a word of the mapping,
+        // which the fault replaced with a page of zeros, so the writer's wake-up misses it until
+        // that look (Apple platforms wake it with notify(3), outside the mapping).
+        var readerOptions = options
+        readerOptions.refreshInterval = .milliseconds(300)
+        let reader = try SQLiteStore(path: path, options: readerOptions)
+        #expect(reader.value(forKey: "a") == .string("before"))
+        let heard = Locked<[String]>([])
+        let observation = reader.observe { change in heard.withLock { $0 += change.values.keys.map(\.name) } }
+        defer { observation.cancel() }
+
+        let journal = path + "-prefs"
+        let saved = try Data(contentsOf: URL(fileURLWithPath: journal))
+        locked.withLock { $0 = true }
+        #expect(truncate(journal, 0) == 0)
+        // Locked: the read touches the journal's pages, which fault; it answers what it has.
+        #expect(reader.value(forKey: "a") == .string("before"))
+        #expect(reader.value(forKey: "b") == nil)
+
+        // Unlocked: the same file holds its bytes again, and another store writes.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: journal))
+        try handle.write(contentsOf: saved)
+        try handle.close()
+        locked.withLock { $0 = false }
+        try writer.setValue(.string("after"), forKey: "b")
+        #expect(
+            await eventually(within: 3) { heard.withLock { $0 }.contains("b") },
+            "the reader's watch caught up and its observer heard the write")
+        #expect(reader.value(forKey: "b") == .string("after"), "the reader sees the write")
+        #expect(reader.value(forKey: "a") == .string("before"))
+    }
 }
