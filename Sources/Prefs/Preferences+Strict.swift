@@ -65,7 +65,8 @@ extension Preferences {
     private func inEffect(_ name: String) -> (PropertyListValue?, String) {
         let administrator = system.map { $0.path ?? "managed preferences" } ?? ""
         if let locked = system?.lockedValue(forKey: name) { return (locked, "locked by \(administrator)") }
-        if let stored = store.value(forKey: name) { return (stored, "stored in \(store.description)") }
+        // The store is named by the error itself.
+        if let stored = store.value(forKey: name) { return (stored, "stored") }
         if let fallback = system?.defaultValue(forKey: name) {
             return (fallback, "the system default from \(administrator)")
         }

@@ -179,8 +179,9 @@ package final class Journal: @unchecked Sendable {
     /// Whether a page of the mapping faulted since it was last mapped (see `cutUnderMapping`).
     var faultedUnderMapping: Bool { prefs_atomic_load(cutUnderMapping) != 0 }
 
-    /// Whether a reader may read the records: `false` while protected data is locked away; once
-    /// it is readable again, the file is mapped again first (see ``recoverFromLockedData()``).
+    /// Whether a reader may read the records.
+    ///
+    /// `false` while protected data is locked away; once it is readable again, the file is mapped again first (see ``recoverFromLockedData()``).
     /// A cut is the writers' to report: `true`.
     func isReadable() -> Bool {
         guard faultedUnderMapping, lockedData(descriptor) != nil else { return true }

@@ -32,8 +32,9 @@ final class StoreCache: Sendable {
     /// loaded atomically, from any thread: `nonisolated(unsafe)` because a pointer is not
     /// `Sendable`.
     nonisolated(unsafe) let journalSequence: UnsafePointer<UInt64>?
-    /// Non-zero once a page of the journal's mapping faulted (see `Journal.cutUnderMapping`):
-    /// then the header may read as zeros, and the read slots, checked against it, are not asked
+    /// Non-zero once a page of the journal's mapping faulted (see `Journal.cutUnderMapping`).
+    ///
+    /// Then the header may read as zeros, and the read slots, checked against it, are not asked
     /// until the journal is readable again. Loaded as `journalSequence` is.
     nonisolated(unsafe) let mappingFaulted: UnsafePointer<UInt32>?
     let observers: StoreObservers

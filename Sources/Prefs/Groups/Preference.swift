@@ -114,14 +114,26 @@ final class PreferenceSlot: @unchecked Sendable {
         self.typedKey = typedKey
     }
 
-    // Set with `key`: whether a stored value decodes as the property's type (for migrations).
-    private(set) var accepts: @Sendable (PropertyListValue) -> Bool = { _ in false }
+    // Set with `key`: a stored value read as the property's key reads it, and stored again in
+    // the key's own form (for migrations); or why it cannot be.
+    private(set) var convert: @Sendable (PropertyListValue) -> Result<PropertyListValue?, PreferenceError> = {
+        _ in .failure(PreferenceError(.unreadable, "the property has no key"))
+    }
 
     func bind<Value: PreferenceValue>(name: String, as type: Value.Type) {
         key = typedKey ?? Preferences.Key<Value>(name, default: defaultValue as! Value)
         // In the key's own form (a typed key may read JSON text, or like UserDefaults).
         let typed = key as? Preferences.Key<Value>
-        accepts = { stored in (try? typed.map { try $0.decode(stored) } ?? Value.deserialize(stored)) != nil }
+        convert = { stored in
+            do {
+                guard let typed else { return .success(try Value.serialize(Value.deserialize(stored))) }
+                return .success(try typed.encode(typed.decode(stored)))
+            } catch {
+                return .failure(
+                    error as? PreferenceError
+                        ?? .typeMismatch(expected: swiftSpelling(of: Value.self), found: stored))
+            }
+        }
     }
 
     func key<Value: PreferenceValue>(_ type: Value.Type) -> Preferences.Key<Value> {

@@ -58,7 +58,7 @@ extension PreferenceGroup {
         let report = try preferences.store.transaction {
             transaction -> (
                 report: GroupMigrationReport,
-                mismatches: [(property: String, oldKey: String, found: PropertyListValue)]
+                mismatches: [(property: String, oldKey: String, why: String)]
             ) in
             if let former = transaction[formerMarker] {
                 let ran: PropertyListValue = if case .date = former { former } else { .date(Date()) }
@@ -69,19 +69,21 @@ extension PreferenceGroup {
                 return (GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true), [])
             }
             var moved: [String] = []
-            var mismatches: [(property: String, oldKey: String, found: PropertyListValue)] = []
+            var mismatches: [(property: String, oldKey: String, why: String)] = []
             var ranNow = false
             for target in targets where transaction[target.record] == nil {
                 ranNow = true
                 transaction[target.record] = .date(Date())
                 guard StoreKey(target.oldKey) != StoreKey(target.newKey), let old = transaction[target.oldKey]
                 else { continue }
-                if target.slot.accepts(old) {
-                    transaction[target.newKey] = old
+                switch target.slot.convert(old) {
+                case .success(let converted):
+                    // In the property's own form: an integer moved into a Double is a real.
+                    transaction[target.newKey] = converted
                     transaction[target.oldKey] = nil
                     moved.append(target.property)
-                } else {
-                    mismatches.append((target.property, target.oldKey, old))
+                case .failure(let refusal):
+                    mismatches.append((target.property, target.oldKey, refusal.message))
                 }
             }
             return (
@@ -95,7 +97,7 @@ extension PreferenceGroup {
                 PreferenceIssue(
                     key: mismatch.oldKey, store: preferences.store.description,
                     kind: .migrationLeftInPlace(
-                        "\"\(mismatch.oldKey)\" holds \(mismatch.found), which does not fit the property '\(mismatch.property)'; left in place"
+                        "\"\(mismatch.oldKey)\" was left in place: the property '\(mismatch.property)' cannot take it (\(mismatch.why))"
                     )))
         }
         return report.report

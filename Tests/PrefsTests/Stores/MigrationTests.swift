@@ -36,6 +36,27 @@ import Testing
         #expect(prefs.store.value(forKey: "test_name") == .string("again"))
     }
 
+    /// A moved value is stored in its property's own form, and one outside the values the
+    /// property's key accepts stays where it was with that reason (the second newcomer trial
+    /// saw an integer moved into a Double kept as an integer, and a value out of range reported
+    /// as one of another type).
+    @Test func aMovedValueTakesItsPropertysFormAndAnOutOfRangeOneSaysSo() throws {
+        final class Player: PreferenceGroup {
+            @Preference var speed = 1.0
+            @Preference(Preferences.Key<Double>("level", default: 0.5, allowed: .range(0...1))) var level
+        }
+        let issues = IssueRecorder()
+        let prefs = issues.preferences(MemoryStore(["old_speed": .integer(2), "old_level": .integer(70)]))
+        let report = try Player(preferences: prefs).migrate(from: [
+            "speed": "old_speed", "level": "old_level",
+        ])
+        #expect(report.moved == ["speed"] && report.leftInPlace == ["level"])
+        #expect(prefs.store.value(forKey: "speed") == .double(2), "stored as the property's Double")
+        #expect(prefs.store.value(forKey: "old_level") == .integer(70))
+        let told = issues.issues.map(\.description)
+        #expect(told.count == 1 && told[0].contains("0...1"), "\(told)")
+    }
+
     @Test func anUnknownPropertyThrowsBeforeAnythingChanges() throws {
         let prefs = IssueRecorder().preferences(MemoryStore(["test_name": .string("x")]))
         let settings = Settings(preferences: prefs)
