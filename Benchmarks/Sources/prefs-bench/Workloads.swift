@@ -35,7 +35,7 @@ struct Workloads {
         defaults.set("hello", forKey: "s")
         defaults.set(42, forKey: "i")
         defaults.set(0.5, forKey: "d")
-        let prefs = Preferences(store: UserDefaultsStore(defaults, domainName: suite))
+        let prefs = Preferences(store: UserDefaultsStore(defaults, domain: suite))
         let (s, i, d) = (
             Preferences.Key<String>("s", default: ""), Preferences.Key<Int>("i", default: 0),
             Preferences.Key<Double>("d", default: 0)
@@ -67,7 +67,7 @@ struct Workloads {
         let suite = Scratch.path("write-suite")
         let defaults = UserDefaults(suiteName: suite)!
         let prefs = Preferences(
-            store: UserDefaultsStore(defaults, domainName: suite, synchronizesEachWrite: false))
+            store: UserDefaultsStore(defaults, domain: suite, synchronizesEachWrite: false))
         let key = Preferences.Key<Int>("typed", default: 0)
         let n = sizes.writes / Measure.turnsPerRepetition
         let turns = Measure.sideBySide(
