@@ -33,6 +33,8 @@ package final class Checkpointer: Sendable {
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
     /// records they moved into SQLite (a test waits for a background move by it).
     package let cost = Locked(CheckpointCost())
+    /// The background checkpoint running now, which closing the store ends at its next step.
+    let background = BackgroundWork()
 
     init(path: String, options: StoreEngine.Settings, journal: Journal?, sqlite: StoreConnection) {
         self.path = path
@@ -56,7 +58,8 @@ package final class Checkpointer: Sendable {
             guard let self else { return }
             refused.store(0)
             defer { self.queued.store(0) }
-            do { try checkpoint(expiry: expiry) } catch let error as StoreError
+            do { try background.during(expiry) { try checkpoint(expiry: expiry) } } catch let error
+                as StoreError
                 where error.kind == .closed || error.kind == .expired
             {
                 return  // the records stay in the journal; the next write queues another

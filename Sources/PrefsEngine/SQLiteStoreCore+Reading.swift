@@ -184,7 +184,9 @@ extension SQLiteStoreCore {
         _ reason: String, _ body: @escaping @Sendable (SQLiteStoreCore, ExpiringActivity.Expiry) -> Void
     ) {
         ExpiringActivity.runAndWait(reason, system: options.faults.expiringActivity) { [self] expiry in
-            if !expiry.isExpired { body(self, expiry) }
+            checkpointer.background.during(expiry) {
+                if !expiry.isExpired { body(self, expiry) }
+            }
         }
     }
 }

@@ -110,6 +110,13 @@ package final class SQLiteStoreCore: Sendable {
         checkpointer = Checkpointer(path: path, options: options, journal: opened.journal, sqlite: sqlite)
     }
 
+    /// Ends the store's work in the background at its next step (a checkpoint, the watch's look
+    /// at SQLite), without waiting for it: called first as the store is let go, so that neither
+    /// the watch's stop nor ``close()`` waits for all of it.
+    package func endBackgroundWork() {
+        checkpointer.background.endAll()
+    }
+
     /// Moves the journal into SQLite, then closes the connection; called once, by the store's
     /// `deinit`.
     package func close() {

@@ -491,7 +491,8 @@ private func show(
     if let error = status.lastError { Output.line("last error: \(error)") }
     switch (status.syncingProcess, status.syncingSince) {
     case (let process?, let since?):
-        let seconds = Int(Date().timeIntervalSince(since).rounded())
+        // Whole seconds as text: a clock gone far off must not trap a conversion to Int.
+        let seconds = String(format: "%.0f", max(0, Date().timeIntervalSince(since)))
         Output.line(
             "syncing: process \(process), a sync in progress since \(CalendarDate.iso8601(since)) (\(seconds) s)"
         )

@@ -84,6 +84,9 @@ public final class SQLiteStore: PreferenceStore {
     }
 
     deinit {
+        // Work in the background ends at its next step first: the thread letting the store go
+        // (often the main thread) waits for no checkpoint or look that waits on another process.
+        core.endBackgroundWork()
         watch.stop()
         core.close()
     }
