@@ -12,7 +12,9 @@ import PrefsSupport
 ///
 /// ```swift
 /// let work = BackgroundWork()
-/// work.during(expiry) { try? checkpointer.checkpoint(expiry: expiry) }
+/// ExpiringActivity.runAndWait("a look") { expiry in
+///     work.during(expiry) { print(expiry.isExpired ? "ended" : "looking") }
+/// }
 /// work.endAll()  // as the store closes
 /// ```
 final class BackgroundWork: Sendable {

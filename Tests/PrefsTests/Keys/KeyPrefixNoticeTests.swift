@@ -7,12 +7,12 @@ import Testing
 /// A group joins its `keyPrefix` as given and a namespace adds a dot. The guess that mixes them up stores values under names nobody meant; it is told to the
 /// diagnostics, once, and changes no stored name (values stored so stay where they are).
 @Suite struct KeyPrefixNoticeTests {
-    final class Profile: PreferenceGroup {
+    final class PrefixedProfile: PreferenceGroup {
         @Preference var name = ""
         @Preference(.volume) var volume
     }
 
-    final class Account: PreferenceGroup {
+    final class PrefixedAccount: PreferenceGroup {
         @Preference var name = ""
     }
 
@@ -29,23 +29,23 @@ import Testing
     @Test func aGroupsPrefixJoinedToAWordIsToldOnceAndKept() throws {
         let recorder = IssueRecorder()
         let prefs = recorder.preferences()
-        let settings = Profile(preferences: prefs, keyPrefix: "app")
+        let settings = PrefixedProfile(preferences: prefs, keyPrefix: "app")
         settings.name = "Zhuo"
         #expect(prefs.store.value(forKey: "appname") == .string("Zhuo"), "stored where it always was")
         let told = recorder.issues
         #expect(told.count == 1, "\(told)")
         #expect(told.first?.description.contains("\"appname\"") == true, "\(told)")
         #expect(told.first?.description.contains("\"app.\"") == true, "names the fix: \(told)")
-        _ = Profile(preferences: prefs, keyPrefix: "app")
+        _ = PrefixedProfile(preferences: prefs, keyPrefix: "app")
         #expect(recorder.issues.count == 1, "once per group and prefix")
     }
 
     @Test func aGroupsPrefixEndingInASeparatorIsNotTold() {
         let recorder = IssueRecorder()
         let prefs = recorder.preferences()
-        _ = Account(preferences: prefs, keyPrefix: "account.")
-        _ = Account(preferences: prefs, keyPrefix: "account_")
-        _ = Account(preferences: prefs)
+        _ = PrefixedAccount(preferences: prefs, keyPrefix: "account.")
+        _ = PrefixedAccount(preferences: prefs, keyPrefix: "account_")
+        _ = PrefixedAccount(preferences: prefs)
         #expect(recorder.issues.isEmpty, "\(recorder.issues)")
     }
 
