@@ -120,6 +120,7 @@
                 guard poll(&descriptor, 1, 50) > 0 else { continue }
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
+                Self.neverSignal(client)
                 guard let upstream = connectToServer() else {
                     Foundation.close(client)
                     continue
@@ -140,6 +141,7 @@
                 let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
             #endif
             guard descriptor >= 0 else { return nil }
+            Self.neverSignal(descriptor)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             let path = Array(target.utf8CString)
@@ -205,11 +207,29 @@
         private func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
             var offset = 0
             while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                // Never SIGPIPE: a peer that closed (a reset, the server stopped) ends this pair,
+                // not the test process.
+                let written = bytes[offset...].withUnsafeBytes {
+                    send(descriptor, $0.baseAddress, $0.count, Self.noSignal)
+                }
                 guard written > 0 else { return false }
                 offset += written
             }
             return true
+        }
+
+        #if os(Linux)
+            private static let noSignal = Int32(MSG_NOSIGNAL)
+        #else
+            private static let noSignal: Int32 = 0  // each socket is SO_NOSIGPIPE instead
+        #endif
+
+        /// On Apple platforms, a socket that never raises SIGPIPE (Linux: `MSG_NOSIGNAL` per send).
+        private static func neverSignal(_ descriptor: Int32) {
+            #if !os(Linux)
+                var on: Int32 = 1
+                _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+            #endif
         }
 
         private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {

@@ -170,16 +170,19 @@
                     kill(victim, SIGCONT)
                 }
             }
-            // Within 1 s at p99 while a host was cut off; on a machine so loaded that a write
-            // takes a third of that to reach another host with every host healthy (every suite
-            // at once on two cores), within three times what it takes then.
+            // Within 1 s at p99 while a host was cut off. Run beside every other suite (swift
+            // test on two cores), a write takes up to 2 s to reach another host with every host
+            // healthy: there, within three times what it takes then. CI also runs this suite
+            // alone (PREFS_FLEET_ALONE=1), where the bound is the promise itself: 1 s.
+            let alone = ProcessInfo.processInfo.environment["PREFS_FLEET_ALONE"] == "1"
             let healthyP99 = FleetProbes.p99(healthy)
             let cutP99 = FleetProbes.p99(whileCut)
+            let bound = alone ? 1 : max(1, 3 * healthyP99)
             print(
-                "SyncFleetTests: a write reached another healthy host within \(Int(cutP99 * 1000)) ms at p99 of \(whileCut.count) with a host cut off or reset (slowest \(Int((whileCut.max() ?? 0) * 1000)) ms), \(Int(healthyP99 * 1000)) ms with every host healthy"
+                "SyncFleetTests: a write reached another healthy host within \(Int(cutP99 * 1000)) ms at p99 of \(whileCut.count) with a host cut off or reset (slowest \(Int((whileCut.max() ?? 0) * 1000)) ms), \(Int(healthyP99 * 1000)) ms with every host healthy; bound \(bound) s\(alone ? " (alone)" : "")"
             )
             #expect(
-                cutP99 <= max(1, 3 * healthyP99),
+                cutP99 <= bound,
                 "p99 \(cutP99) s with a host cut off (\(healthyP99) s with none): \(whileCut.sorted().suffix(5))"
             )
 
