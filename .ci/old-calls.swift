@@ -13,6 +13,7 @@ func oldCalls(_ prefs: Preferences, _ key: Preferences.Key<Double>) {
     _ = OldAccount.nick.bool  // expect: read with value(as: Bool.self)
     _ = OldAccount.nick.uniqueKey  // expect: renamed to 'storedName'
     _ = OldAccount.nick.storedBool  // expect: value(as: Bool.self) ?? false
+    _ = OldAccount.nick.storedString  // expect: storedString is the article's, on enums declared UserDefaultSettable
     OldAccount.nick.store(nil, in: prefs)  // expect: call remove(in:)
     _ = Preferences.Key<Double>("v", default: 0.5, allowed: 0...1)  // expect: allowed: .range(lower...upper)
     _ = prefs.observe(key, options: .initial) { _ in }  // expect: initial: false starts with the next change

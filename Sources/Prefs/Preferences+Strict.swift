@@ -48,7 +48,8 @@ extension Preferences {
             .invalidSettings,
             "\(problems.count) of \(keys.count) keys hold a value this program cannot read: \(each)"
         )
-        .naming(readOf: problems.compactMap(\.key).joined(separator: ", "), store: store.description)
+        // The keys are named in the message, each with its problem: the error names the store.
+        .naming(readOf: nil, store: store.description)
     }
 
     /// Checks every key's value in effect (the variadic form of the array one).

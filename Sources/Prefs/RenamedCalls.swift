@@ -209,3 +209,13 @@ extension PreferenceIssue {
     @available(*, unavailable, renamed: "storeDescription")
     public var store: String { storeDescription }
 }
+
+extension PreferenceKeyNamespace {
+    /// The article's `storedString` is on its own protocol, ``UserDefaultSettable``.
+    @available(
+        *, unavailable,
+        message:
+            "read with value(as: String.self, in:); storedString is the article's, on enums declared UserDefaultSettable"
+    )
+    public var storedString: String? { value(as: String.self) }
+}
