@@ -58,7 +58,7 @@ extension PreferenceGroup {
         let report = try preferences.store.transaction {
             transaction -> (
                 report: GroupMigrationReport,
-                mismatches: [(property: String, oldKey: String, why: String)]
+                mismatches: [(property: String, oldKey: String, found: PropertyListValue, why: String)]
             ) in
             if let former = transaction[formerMarker] {
                 let ran: PropertyListValue = if case .date = former { former } else { .date(Date()) }
@@ -69,7 +69,7 @@ extension PreferenceGroup {
                 return (GroupMigrationReport(moved: [], leftInPlace: [], alreadyRan: true), [])
             }
             var moved: [String] = []
-            var mismatches: [(property: String, oldKey: String, why: String)] = []
+            var mismatches: [(property: String, oldKey: String, found: PropertyListValue, why: String)] = []
             var ranNow = false
             for target in targets where transaction[target.record] == nil {
                 ranNow = true
@@ -83,7 +83,7 @@ extension PreferenceGroup {
                     transaction[target.oldKey] = nil
                     moved.append(target.property)
                 case .failure(let refusal):
-                    mismatches.append((target.property, target.oldKey, refusal.message))
+                    mismatches.append((target.property, target.oldKey, old, refusal.message))
                 }
             }
             return (
@@ -97,7 +97,7 @@ extension PreferenceGroup {
                 PreferenceIssue(
                     key: mismatch.oldKey, store: preferences.store.description,
                     kind: .migrationLeftInPlace(
-                        "\"\(mismatch.oldKey)\" was left in place: the property '\(mismatch.property)' cannot take it (\(mismatch.why))"
+                        "\"\(mismatch.oldKey)\" holds \(mismatch.found), left in place: the property '\(mismatch.property)' cannot take it (\(mismatch.why))"
                     )))
         }
         return report.report
