@@ -137,12 +137,7 @@ final class SyncLink: Sendable {
         // Read-only is enough for flock: a tool that may not write the folder still asks. A
         // holder renewing its lease holds the lock for one read and write: a few quick tries.
         // Still locked, it is a holder of an earlier release, which kept the lock for its life.
-        var locked = false
-        for attempt in 0..<20 where !locked {
-            if attempt > 0 { usleep(1_000) }
-            locked = SystemCall.flock(descriptor, LOCK_SH | LOCK_NB)
-        }
-        guard locked else { return Holder(process: 0, syncingSince: nil) }
+        guard tryLock(descriptor, LOCK_SH, attempts: 20) else { return Holder(process: 0, syncingSince: nil) }
         defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
         guard let record = LeaseRecord.read(descriptor),
             record.isLive(at: wallClock(), lease: UInt64(max(0, lease.wholeMilliseconds)))
@@ -151,6 +146,16 @@ final class SyncLink: Sendable {
             process: record.process,
             syncingSince: record.syncingSince == 0
                 ? nil : Date(timeIntervalSince1970: Double(record.syncingSince) / 1000))
+    }
+
+    /// Takes the link file's `flock` (`LOCK_EX` or `LOCK_SH`) without waiting on it: up to
+    /// `attempts` tries a millisecond apart (a holder keeps it for one read and write).
+    private static func tryLock(_ descriptor: Int32, _ operation: Int32, attempts: Int) -> Bool {
+        for attempt in 0..<attempts {
+            if attempt > 0 { usleep(1_000) }
+            if SystemCall.flock(descriptor, operation | LOCK_NB) { return true }
+        }
+        return false
     }
 
     /// Who holds a link, as ``holder(path:lease:)`` reads it.
@@ -179,13 +184,7 @@ final class SyncLink: Sendable {
     /// ``withRecord(_:)`` on the link file open as `descriptor`.
     private static func withRecord(_ descriptor: Int32, _ change: (LeaseRecord) -> LeaseRecord?) -> Outcome {
         // A few quick tries: the lock is held for one read and one write of 48 bytes.
-        var locked = false
-        for attempt in 0..<5 {
-            if attempt > 0 { usleep(1_000) }
-            locked = SystemCall.flock(descriptor, LOCK_EX | LOCK_NB)
-            if locked { break }
-        }
-        guard locked else { return .busy }
+        guard tryLock(descriptor, LOCK_EX, attempts: 5) else { return .busy }
         defer { _ = SystemCall.flock(descriptor, LOCK_UN) }
         let current =
             LeaseRecord.read(descriptor) ?? LeaseRecord(token: UUID(), process: 0, expiry: 0, syncingSince: 0)

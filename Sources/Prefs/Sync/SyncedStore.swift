@@ -634,14 +634,10 @@ public final class SyncedStore: PreferenceStore {
         guard let expiry = cycleExpiry.withLock({ $0 }) else {
             return try locally { try local.transaction(body) }
         }
-        return try locally {
-            switch local {
-            case let sqlite as SQLiteStore: try sqlite.transaction(expiry: expiry, body)
-            case let defaults as UserDefaultsStore: try defaults.transaction(expiry: expiry, body)
-            case let memory as MemoryStore: try memory.transaction(expiry: expiry, body)
-            default: try local.transaction(body)
-            }
+        guard let expiring = local as? any ExpiringTransactions else {
+            return try locally { try local.transaction(body) }
         }
+        return try locally { try expiring.transaction(expiry: expiry, body) }
     }
 
     /// The local store's values; in a sync's background time, a `SQLiteStore` looking at SQLite
@@ -865,3 +861,16 @@ extension SyncedStore: TypedReadStore {
     @usableFromInline
     package var typedReadsAnsweredBy: (any TypedReadStore)? { localTypedReads }
 }
+
+/// A store of the library whose transactions take the system's background time: every wait
+/// ends, throwing `.expired`, as soon as the system asks for the time back (a synced store's own
+/// local writes).
+package protocol ExpiringTransactions {
+    func transaction<Result>(
+        expiry: ExpiringActivity.Expiry, _ body: (inout StoreTransaction) throws -> Result
+    ) throws -> Result
+}
+
+extension SQLiteStore: ExpiringTransactions {}
+extension UserDefaultsStore: ExpiringTransactions {}
+extension MemoryStore: ExpiringTransactions {}
