@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "CPrefsShared", "PrefsSupport", "PrefsModel", "PrefsEngine",
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows])),
+                .target(name: "CPrefsSecretService", condition: .when(platforms: [.linux, .android])),
             ],
             // The privacy manifest an app embedding Prefs needs for App Store upload.
             resources: [.copy("PrivacyInfo.xcprivacy")]
@@ -70,6 +71,9 @@ let package = Package(
         // Atomics and futex waits on memory shared between processes, and notify(3): the few
         // lines Swift cannot say (the SQLite store's change signal).
         .target(name: "CPrefsShared"),
+        // The Secret Service through libsecret, opened with dlopen when a secret key is first
+        // used: nothing to build against, and a clear error where libsecret is missing.
+        .target(name: "CPrefsSecretService", linkerSettings: [.linkedLibrary("dl")]),
         // The system SQLite on Linux (Apple platforms import the SDK's SQLite3 module).
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",

@@ -16,6 +16,7 @@ extension Preferences {
     /// let port = try prefs.value(for: Preferences.Key<Int>("port", default: 8080))
     /// ```
     public func value<Value>(for key: Key<Value>) throws -> Value {
+        if key.isSecret { return try strictSecretValue(of: key) }
         let (found, source) = inEffect(key.name)
         guard let found else { return key.defaultValue }
         do {

@@ -11,7 +11,7 @@ extension Preferences {
     /// ```
     public struct Update {
         fileprivate var transaction: StoreTransaction
-        fileprivate let preferences: Preferences
+        let preferences: Preferences
         fileprivate var firstError: PreferenceError?
 
         /// The value for `key` as the update sees it; assigning stages a write (`nil` removes).
@@ -21,6 +21,7 @@ extension Preferences {
         /// ```
         public subscript<Value>(key: Key<Value>) -> Value {
             get {
+                if key.isSecret { return preferences.secretValue(of: key) }
                 guard let system = preferences.system else {
                     return preferences.decode(transaction[key.name], for: key)
                 }
@@ -28,6 +29,7 @@ extension Preferences {
             }
             set {
                 do {
+                    if key.isSecret { throw Preferences.secretInUpdate(key.name) }
                     try preferences.checkNotLocked(key)
                     transaction[key.name] = try preferences.encode(newValue, for: key)
                 } catch let error as PreferenceError {
@@ -54,7 +56,13 @@ extension Preferences {
         /// p.reset(keys)
         /// ```
         public mutating func reset(_ keys: [Keys]) {
-            for key in keys { transaction[key.name] = nil }
+            for key in keys {
+                guard !key.isSecret else {
+                    if firstError == nil { firstError = Preferences.secretInUpdate(key.name) }
+                    continue
+                }
+                transaction[key.name] = nil
+            }
         }
 
         /// The stored form of the value under a raw key name, as the update sees it; assigning
@@ -76,7 +84,7 @@ extension Preferences {
         /// if !p.hasValue(for: .firstLaunch) { p[.firstLaunch] = .now }
         /// ```
         public func hasValue(for key: Keys) -> Bool {
-            transaction[key.name] != nil
+            key.isSecret ? preferences.hasSecret(key.name) : transaction[key.name] != nil
         }
     }
 

@@ -32,17 +32,23 @@ public struct Preferences: Sendable {
     /// Whether the store refuses a value nested too deeply itself (every store of Prefs' own
     /// does, as it writes): the handle then leaves the check to it, so a write checks once.
     let storeChecksNesting: Bool
+    /// Where secret keys' values live (``StoredForm/secret``).
+    let secrets: SecretStore
+    /// The service (domain) this handle's secrets are kept under.
+    let secretService: String
 
     /// Creates a handle on `store`, under an administrator's layer when `system` is given: its
-    /// locked values win over what is stored, and its defaults over the keys' own.
+    /// locked values win over what is stored, and its defaults over the keys' own. Secret keys
+    /// (``StoredForm/secret``) keep their values in `secrets`.
     ///
     /// ```swift
     /// let prefs = Preferences(store: MemoryStore())
     /// let managed = Preferences(store: MemoryStore(), system: SystemLayer(domain: "com.example.app"))
+    /// let tested = Preferences(store: MemoryStore(), secrets: .memory())
     /// ```
     public init(
         store: any PreferenceStore, diagnostics: PreferenceDiagnostics = .shared,
-        system: SystemLayer? = nil
+        system: SystemLayer? = nil, secrets: SecretStore = .system()
     ) {
         self.store = store
         let typedReads = store as? any TypedReadStore
@@ -51,6 +57,11 @@ public struct Preferences: Sendable {
         storeChecksNesting = store is any PrefsOwnStore
         self.diagnostics = diagnostics
         self.system = system
+        self.secrets = secrets
+        secretService = Self.secretService(secrets, for: store)
+        if let notice = secrets.notice {
+            diagnostics.report(PreferenceIssue(key: "", store: secrets.backend.name, kind: .storeNotice(notice)))
+        }
         if let problem = system?.problem {
             diagnostics.report(
                 PreferenceIssue(key: "", store: store.description, kind: .storeNotice(problem)))
@@ -66,6 +77,7 @@ public struct Preferences: Sendable {
     @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
+            if key.isSecret { return secretValue(of: key) }
             guard let system else { return typedValue(of: key) }
             return layered(key, system, stored: store.value(forKey: key.name))
         }
@@ -92,6 +104,7 @@ public struct Preferences: Sendable {
     /// }
     /// ```
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        if key.isSecret { return try setSecret(value, for: key) }
         try checkNotLocked(key)
         let encoded = try encode(value, for: key)
         do {
@@ -120,8 +133,10 @@ public struct Preferences: Sendable {
     /// prefs.reset(keys)
     /// ```
     public func reset(_ keys: [Keys]) {
-        guard !keys.isEmpty else { return }
-        remove(keys.map(\.name))
+        let plain = keys.filter { !$0.isSecret }
+        resetSecrets(keys.filter(\.isSecret).map(\.name))
+        guard !plain.isEmpty else { return }
+        remove(plain.map(\.name))
     }
 
     /// Removes every value in the store.
@@ -142,8 +157,9 @@ public struct Preferences: Sendable {
     /// prefs.hasValue(for: .volume)  // false until something is stored
     /// ```
     public func hasValue(for key: Keys) -> Bool {
+        if key.isSecret { return hasSecret(key.name) }
         // Not what a store merely has registered (`UserDefaults`' defaults): only what is stored.
-        store.storedValue(forKey: key.name) != nil
+        return store.storedValue(forKey: key.name) != nil
     }
 
     /// The names of every stored key, sorted by Unicode scalars (not the library's own records,

@@ -47,7 +47,7 @@ extension Journal {
 
     /// Zeroes the file's bytes from `start` to `end` through the mapping, page by page, writing
     /// only pages that are not zero already; synced where `.powerSafe` stores write.
-    private func zero(from start: Int, to end: Int) {
+    func zero(from start: Int, to end: Int) {
         guard start < end else { return }
         let page = 4096
         var offset = start

@@ -72,7 +72,9 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         /// The store's files are protected (data protection on iOS and its siblings) and the
         /// device has not been unlocked since it started: open the store after the first unlock
         /// (`UIApplication.protectedDataDidBecomeAvailableNotification`), or choose
-        /// ``SQLiteStore/FileProtection/none`` for a store a background launch must read.
+        /// ``SQLiteStore/FileProtection/none`` for a store a background launch must read. For a
+        /// secret key: the Keychain item is not readable while the device is locked, or the
+        /// Secret Service's keyring is locked (the message says which).
         public static let protectedDataUnavailable = Kind(name: "protectedDataUnavailable")
         /// Background work was cut short because the system is suspending the app (an expiring
         /// activity expired); nothing was changed, and the work is done later.
@@ -97,6 +99,11 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         /// (`prefs.sync:…`); on `UserDefaultsStore`, one of the names it keeps key descriptions
         /// under (`prefs.keys:…`).
         public static let invalidKey = Kind(name: "invalidKey")
+        /// No secret store can be reached for a secret key (``Preferences/StoredForm/secret``):
+        /// on Linux, libsecret is not installed, the process has no D-Bus session bus, or nothing
+        /// on it provides the Secret Service (the keyring daemon is not running, or went away);
+        /// the message says which. Nothing is written anywhere else instead.
+        public static let secretStoreUnavailable = Kind(name: "secretStoreUnavailable")
         /// Any other failure of the store's engine (SQLite's own error, named in the message).
         public static let other = Kind(name: "other")
 
@@ -114,6 +121,7 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
             case .tooLarge: "too large to store"
             case .replaced: "the file was deleted or replaced since the store opened it"
             case .closed: "the store is closed"
+            case .secretStoreUnavailable: "no secret store can be reached"
             case .deadlock: "waiting for the lock would never end"
             case .expired: "cut short as the app is suspended"
             case .protectedDataUnavailable: "its files are protected until the device is first unlocked"

@@ -9,6 +9,10 @@
 //   sqlite-increment PATH KEY COUNT      COUNT atomic `update` increments of KEY
 //   sqlite-ack-writer PATH               write k0, k1, … forever, printing each index once committed
 //   sqlite-set PATH KEY VALUE            write one string
+//   secret PATH SERVICE KEY [VALUE]      a secret key (Key<String?>, storedAs: .secret) on a SQLite store, its
+//                                        secrets in the system's secret store under SERVICE: prints what it
+//                                        reads ("nil" when none), or writes VALUE ("-" deletes it) and prints
+//                                        "wrote"; a failure prints "error: KIND: MESSAGE" and exits with 3
 //   typed-keys PATH [KEY]                publish the typed keys of the tool's type checks (count, enabled,
 //                                        limits, tags, window); with KEY, print what the program reads of it
 //                                        (and on stderr each issue the read reported)
@@ -288,6 +292,25 @@ func sqliteSet() throws {
     try sqlite(argument(1)).store.setValue(.string(argument(3)), forKey: argument(2))
 }
 
+/// The `secret` mode (see the list at the top).
+func secret() throws {
+    let prefs = Preferences(
+        store: try SQLiteStore(path: argument(1)), secrets: .system(service: argument(2)))
+    let key = Preferences.Key<String?>(argument(3), storedAs: .secret)
+    do {
+        if arguments.count > 4 {
+            let value = argument(4)
+            try prefs.set(value == "-" ? nil : value, for: key)
+            print("wrote")
+        } else {
+            print(try prefs.value(for: key) ?? "nil")
+        }
+    } catch let error as StoreError {
+        print("error: \(error.kind): \(error.message)")
+        exit(3)
+    }
+}
+
 /// The `standard-write` mode (see the list at the top).
 func standardWrite() throws {
     // standard-ok: only Linux tests start this mode, with a throwaway XDG_CONFIG_HOME.
@@ -504,6 +527,7 @@ var modes: [String: () throws -> Void] = [
     "sqlite-hold-lock": sqliteHoldLock,
     "sqlite-nested-update": sqliteNestedUpdate,
     "sqlite-set": sqliteSet,
+    "secret": secret,
     "standard-write": standardWrite,
     "seed-article": seedArticle,
     "namespace-shortcuts": namespaceShortcuts,

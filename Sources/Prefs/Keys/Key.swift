@@ -49,8 +49,13 @@ extension Preferences {
         /// Whether the name is one a ``SyncedStore`` keeps for its own records (such a key reads
         /// as nothing through it); decided once, for reads.
         @usableFromInline let namesSyncRecord: Bool
+        /// Whether the value lives in the handle's secret store (``Preferences/StoredForm/secret``).
+        @usableFromInline let isSecret: Bool
 
-        init(validatedName name: String, help: String?) {
+        /// The name observers watch in the store: the key's own, or a secret's stamp.
+        var watchedName: String { isSecret ? Preferences.secretStampName(name) : name }
+
+        init(validatedName name: String, help: String?, isSecret: Bool = false) {
             // fatalError, not precondition: its message survives optimised builds.
             if name.isEmpty {
                 fatalError("Preferences.Key: the name must not be empty; give every key a non-empty name")
@@ -59,6 +64,7 @@ extension Preferences {
             self.help = help
             hasOneSpelling = !UserDefaultsStore.mayHaveAnotherSpelling(name)
             namesSyncRecord = SyncedStore.isReserved(name)
+            self.isSecret = isSecret
         }
 
         /// What the program declares about this key, as tools read it (``Preferences/publish(_:)``).
@@ -143,7 +149,7 @@ extension Preferences {
             self.init(
                 name, defaultSource: .value(defaultValue),
                 coding: KeyCoding.combining(form.coding, rule.coding),
-                help: help, allowed: allowed?.check)
+                help: help, allowed: allowed?.check, isSecret: form.isSecret)
         }
 
         /// Creates a key whose default is computed each time it is needed (when nothing usable is
@@ -161,7 +167,7 @@ extension Preferences {
             self.init(
                 name, defaultSource: .computed(makeDefault),
                 coding: KeyCoding.combining(form.coding, rule.coding),
-                help: help, allowed: allowed?.check)
+                help: help, allowed: allowed?.check, isSecret: form.isSecret)
         }
 
         /// Creates a key for an optional value, whose default is `nil`, with the same options as
@@ -178,15 +184,14 @@ extension Preferences {
         ) where Value == Wrapped? {
             self.init(
                 name, defaultSource: .value(nil), coding: KeyCoding.combining(form.coding, rule.coding),
-                help: help,
-                allowed: allowed?.check)
+                help: help, allowed: allowed?.check, isSecret: form.isSecret)
         }
 
         /// A key whose stored form differs from its type's own, or that declares which values it
         /// accepts (the library's own keys, and the public initializers above).
         init(
             _ name: String, defaultSource: Default, coding: KeyCoding<Value>?, help: String? = nil,
-            allowed: KeyAllowed<Value>? = nil
+            allowed: KeyAllowed<Value>? = nil, isSecret: Bool = false
         ) {
             self.defaultSource = defaultSource
             self.coding = coding
@@ -194,7 +199,7 @@ extension Preferences {
             isPlain = coding == nil && allowed == nil
             // A key with a stored form of its own reads JSON as that form says, unreported.
             readsOlderJSON = coding == nil && Self.mayReadOlderJSON
-            super.init(validatedName: name, help: help)
+            super.init(validatedName: name, help: help, isSecret: isSecret)
         }
 
         /// The same with a default value.

@@ -15,6 +15,13 @@ extension Preferences {
     /// ```
     public struct StoredForm<Value: PreferenceValue>: Sendable {
         let coding: KeyCoding<Value>?
+        /// Whether the value lives in the system's secret store rather than in the store.
+        let isSecret: Bool
+
+        init(coding: KeyCoding<Value>?, isSecret: Bool = false) {
+            self.coding = coding
+            self.isSecret = isSecret
+        }
 
         /// The type's own property-list form (the default): readable by `prefs read`, `defaults`
         /// and plain `UserDefaults`.
@@ -23,6 +30,25 @@ extension Preferences {
         /// let volume = Preferences.Key<Double>("volume", default: 0.5, storedAs: .propertyList)
         /// ```
         public static var propertyList: Self { Self(coding: nil) }
+
+        /// In the system's secret store, never in a file Prefs writes: the Keychain on Apple
+        /// platforms, the Secret Service (GNOME Keyring, KWallet) on Linux, as the handle's
+        /// ``SecretStore`` says.
+        ///
+        /// Read, written, reset and observed like any other key, through the same handle. The
+        /// store holds only a stamp beside it (`prefs.secret:` and the name), which tells every
+        /// process that the secret changed: a read is answered in the process until then. A
+        /// read that cannot reach the secret store gives the default and reports why to the
+        /// diagnostics (``Preferences/value(for:)`` throws it); a write throws it. A secret key
+        /// is not written inside ``Preferences/update(_:)``, which is one store's transaction.
+        ///
+        /// ```swift
+        /// extension Preferences.Keys {
+        ///     static let apiToken = Key<String?>("apiToken", storedAs: .secret)
+        /// }
+        /// prefs[.apiToken] = "s3cr3t"
+        /// ```
+        public static var secret: Self { Self(coding: nil, isSecret: true) }
     }
 
     /// How a key reads a stored value of another type than its own.

@@ -120,6 +120,7 @@ extension Preferences.Key {
             allowed: allowed?.published ?? Self.cases())
         description.elementTypes = storedElementTypes(of: Value.self)
         description.fieldTypes = fields
+        description.isSecret = isSecret
         return description
     }
 

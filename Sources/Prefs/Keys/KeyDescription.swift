@@ -106,6 +106,9 @@ extension Preferences {
         /// The type of each field of a value stored as a dictionary whose fields differ (a
         /// `Codable` struct), as its default has them: `["maxConnections": "-int"]`.
         package var fieldTypes: [String: String] = [:]
+        /// Whether the key's value lives in the system's secret store
+        /// (``Preferences/StoredForm/secret``): tools show whether it is set, not the value.
+        package var isSecret = false
 
         /// A description with these parts.
         ///
@@ -147,6 +150,7 @@ extension Preferences {
             if !fieldTypes.isEmpty {
                 entries["fields"] = .dictionary(fieldTypes.mapValues(PropertyListValue.string))
             }
+            if isSecret { entries["secret"] = .bool(true) }
             return .dictionary(entries)
         }
 
@@ -184,6 +188,7 @@ extension Preferences {
             if case .dictionary(let fields)? = entries["fields"] {
                 fieldTypes = fields.compactMapValues { if case .string(let type) = $0 { type } else { nil } }
             }
+            isSecret = entries["secret"] == .bool(true)
         }
     }
 }

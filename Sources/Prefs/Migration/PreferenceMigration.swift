@@ -24,6 +24,8 @@ public struct PreferenceMigration: Sendable {
     /// What the step does, for errors and logs.
     public let name: String
     let apply: @Sendable (inout Preferences.Update) throws -> Void
+    /// Run after the step's transaction committed, when the step ran in this call.
+    var afterCommit: (@Sendable (Preferences) throws -> Void)? = nil
 
     /// A step running `body` with typed access to the preferences.
     ///
@@ -71,11 +73,13 @@ public struct PreferenceMigration: Sendable {
         -> PreferenceMigration
     {
         let apply = self.apply
-        return PreferenceMigration(version: version, name: "\(name), marked by \(marker)") { update in
+        var marked = PreferenceMigration(version: version, name: "\(name), marked by \(marker)") { update in
             guard update[raw: marker] == nil else { return }
             try apply(&update)
             update[raw: marker] = value
         }
+        marked.afterCommit = afterCommit
+        return marked
     }
 
     /// A step removing `key`.
@@ -151,11 +155,13 @@ extension Preferences {
         }
         for (step, record) in zip(steps, records) where store.value(forKey: record) == nil {
             do {
-                try update { update in
-                    guard update[raw: record] == nil else { return }  // another process ran it
+                let ran = try update { update in
+                    guard update[raw: record] == nil else { return false }  // another process ran it
                     try step.apply(&update)
                     update[raw: record] = .date(Date())
+                    return true
                 }
+                if ran, let afterCommit = step.afterCommit { try afterCommit(self) }
             } catch {
                 throw PreferenceError(
                     .migrationFailed,

@@ -95,8 +95,8 @@ final class PrefSource<Value: PreferenceValue>: Observable, @unchecked Sendable 
     private init(key: Preferences.Key<Value>, preferences: Preferences) {
         self.key = key
         self.preferences = preferences
-        let name = StoreKey(key.name)
-        observation = preferences.observeStoreAndLayer(keys: [key.name]) { [weak self] change in
+        let name = StoreKey(key.watchedName)
+        observation = preferences.observeStoreAndLayer(keys: [key.watchedName]) { [weak self] change in
             guard change.values[name] != nil, let self else { return }
             announceWhereRendered { self.announceChange() }
         }

@@ -110,8 +110,8 @@ extension Preferences {
         -> StoreObservation
     {
         guard !keys.isEmpty else { return StoreObservation(onCancel: {}) }
-        let names = Set(keys.map { StoreKey($0.name) })
-        return observeStoreAndLayer(keys: keys.map(\.name), inEffect: true) { change in
+        let names = Set(keys.map { StoreKey($0.watchedName) })
+        return observeStoreAndLayer(keys: keys.map(\.watchedName), inEffect: true) { change in
             let relevant = change.values.filter { names.contains($0.key) }
             if !relevant.isEmpty { handler(StoreChange(values: relevant)) }
         }
@@ -204,12 +204,14 @@ extension Preferences {
     private func observeValues<Value>(
         of key: Key<Value>, deliver: @escaping @Sendable (Value) -> Void
     ) -> StoreObservation {
-        let name = StoreKey(key.name)
+        let name = StoreKey(key.watchedName)
         return inOrder(
             observing: [key], now: { deliver(self[key]) },
             onChange: { [self] change in
                 guard let stored = change.values[name] else { return }
-                // Under an administrator's layer the value is not simply what was stored.
+                // Under an administrator's layer the value is not simply what was stored; a
+                // secret's stamp names the value written with it.
+                if key.isSecret { return deliver(secretValue(of: key, atStamp: stored.newValue)) }
                 deliver(system == nil ? decode(stored.newValue, for: key) : self[key])
             })
     }
@@ -228,7 +230,7 @@ extension Preferences {
                 if started { onChange(change) }
             }
         }
-        let observation = store.observe(watching: keys.map(\.name), afterNow)
+        let observation = store.observe(watching: keys.map(\.watchedName), afterNow)
         // An administrator's file replaced is a change like any other.
         let layerObservation = system?.observe(afterNow, problems: reportLayerProblem)
         startedDelivering.withLock { started in
@@ -253,9 +255,10 @@ extension Preferences {
     private func observeStored(
         of keys: [Keys], initial: Bool, deliver: @escaping @Sendable ([StoreKey: PropertyListValue?]?) -> Void
     ) -> StoreObservation {
-        let names = Set(keys.map { StoreKey($0.name) })
+        let names = Set(keys.map { StoreKey($0.watchedName) })
         let known = Locked<[StoreKey: PropertyListValue?]>([:])
-        let hasLayer = system != nil
+        // Under a layer, or for a secret (its stamp is not its value), the values are read.
+        let hasLayer = system != nil || keys.contains(where: \.isSecret)
         let now = {
             let stored = Dictionary(uniqueKeysWithValues: names.map { ($0, store.value(forKey: $0.name)) })
             known.withLock { $0 = stored }

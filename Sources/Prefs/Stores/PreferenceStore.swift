@@ -102,6 +102,14 @@ package protocol PrefsOwnStore: PreferenceStore {
     /// The value stored for `key`: ``PreferenceStore/value(forKey:)`` without what the store
     /// merely has registered (`UserDefaults`' registered defaults).
     func storedValue(forKey key: String) -> PropertyListValue?
+
+    /// The domain secret keys on this store are kept under in the system's secret store
+    /// (``SecretStore``), when the store has one.
+    var domainForSecrets: String? { get }
+
+    /// Erases from the store's files the bytes of values no longer stored (a value moved into
+    /// the secret store): nothing for a store that keeps no old bytes.
+    func eraseRemovedValues() throws
 }
 
 extension PrefsOwnStore {
@@ -117,6 +125,12 @@ extension PrefsOwnStore {
 
     /// What `value(forKey:)` reads: a store that registers no defaults.
     package func storedValue(forKey key: String) -> PropertyListValue? { value(forKey: key) }
+
+    /// No domain: the program's stands in.
+    package var domainForSecrets: String? { nil }
+
+    /// Nothing: a store whose files keep no removed value (or that has none).
+    package func eraseRemovedValues() throws {}
 
     /// No descriptions: a store that keeps none.
     package func keyDescriptions() -> [String: PropertyListValue] { [:] }

@@ -2,7 +2,8 @@ import Foundation
 
 /// The names Prefs keeps its own records under, beside the values in a store: a ``SyncedStore``'s
 /// records of syncing (`prefs.sync:…`), a `UserDefaultsStore`'s key descriptions
-/// (`prefs.keys:…`), and the records of the migrations that ran (`prefs.migration:…`).
+/// (`prefs.keys:…`), the records of the migrations that ran (`prefs.migration:…`), and the
+/// stamps beside secret keys (`prefs.secret:…`).
 ///
 /// They are the library's bookkeeping, never a user's values: ``Preferences`` leaves them out of
 /// ``Preferences/storedKeys``, ``Preferences/dictionaryRepresentation()`` and the observation of
@@ -21,8 +22,10 @@ package enum ReservedKeys {
     package static let descriptionPrefix = "prefs.keys:"
     /// The records of the migrations that ran, one per mapping entry or step.
     package static let migrationPrefix = "prefs.migration:"
+    /// The stamps beside secret keys, changed by every write of the secret (never its value).
+    package static let secretPrefix = "prefs.secret:"
     /// Every prefix above.
-    package static let prefixes = [syncPrefix, descriptionPrefix, migrationPrefix]
+    package static let prefixes = [syncPrefix, descriptionPrefix, migrationPrefix, secretPrefix]
 
     /// Whether `name` is one of the library's records; a look at the first byte first, since
     /// listings ask for every key.
