@@ -35,6 +35,7 @@ static struct {
     unsigned int (*str_hash)(const void *);
     gboolean (*str_equal)(const void *, const void *);
     gboolean (*hash_table_insert)(void *table, void *key, void *value);
+    void *(*hash_table_lookup)(void *table, const void *key);
     void (*hash_table_unref)(void *table);
     void (*error_free)(GError *error);
     unsigned int (*dbus_error_quark)(void);
@@ -53,17 +54,19 @@ static struct {
     void *(*collection_for_alias_sync)(void *service, const char *alias, int flags, void *cancellable, GError **error);
     gboolean (*collection_get_locked)(void *collection);
     gboolean (*item_get_locked)(void *item);
+    void *(*item_get_attributes)(void *item);
+    gboolean (*item_delete_sync)(void *item, void *cancellable, GError **error);
     void *(*item_get_secret)(void *item);
     void *(*value_new)(const char *secret, long length, const char *content_type);
     const char *(*value_get)(void *value, size_t *length);
-    const char *(*value_get_content_type)(void *value);
     void (*value_unref)(void *value);
 } lib;
 
 /// Why loading failed, or NULL once it succeeded.
 static char *load_failure;
-/// The schema every item of Prefs has: its attributes are the service (a domain) and the account
-/// (a key), and the schema's name, which libsecret adds as the attribute `xdg:schema`.
+/// The schema of Prefs' items: the service (a domain), the account (a key) and the form of the
+/// bytes. Matched by attributes alone (not by the schema's name), so an item another tool
+/// stored with the same service and account (`secret-tool store service … account …`) is read.
 static void *schema;
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 
@@ -72,6 +75,7 @@ enum {
     SERVICE_OPEN_SESSION = 1 << 1,
     SEARCH_ALL = 1 << 1,
     SEARCH_LOAD_SECRETS = 1 << 3,
+    SCHEMA_DONT_MATCH_NAME = 1 << 1,
     DBUS_SERVICE_UNKNOWN = 2,
     DBUS_NAME_HAS_NO_OWNER = 3,
     DBUS_NO_REPLY = 4,
@@ -117,6 +121,7 @@ static void load(void) {
     FIND(str_hash, "g_str_hash");
     FIND(str_equal, "g_str_equal");
     FIND(hash_table_insert, "g_hash_table_insert");
+    FIND(hash_table_lookup, "g_hash_table_lookup");
     FIND(hash_table_unref, "g_hash_table_unref");
     FIND(error_free, "g_error_free");
     FIND(dbus_error_quark, "g_dbus_error_quark");
@@ -131,16 +136,18 @@ static void load(void) {
     FIND(collection_for_alias_sync, "secret_collection_for_alias_sync");
     FIND(collection_get_locked, "secret_collection_get_locked");
     FIND(item_get_locked, "secret_item_get_locked");
+    FIND(item_get_attributes, "secret_item_get_attributes");
+    FIND(item_delete_sync, "secret_item_delete_sync");
     FIND(item_get_secret, "secret_item_get_secret");
     FIND(value_new, "secret_value_new");
     FIND(value_get, "secret_value_get");
-    FIND(value_get_content_type, "secret_value_get_content_type");
     FIND(value_unref, "secret_value_unref");
     // Attribute types: a NULL value is SECRET_SCHEMA_ATTRIBUTE_STRING.
     void *types = lib.hash_table_new(lib.str_hash, lib.str_equal);
     lib.hash_table_insert(types, "service", NULL);
     lib.hash_table_insert(types, "account", NULL);
-    schema = lib.schema_newv("org.prefs.Secret", 0, types);
+    lib.hash_table_insert(types, "form", NULL);
+    schema = lib.schema_newv("org.prefs.Secret", SCHEMA_DONT_MATCH_NAME, types);
     lib.hash_table_unref(types);
 }
 
@@ -195,7 +202,7 @@ static prefs_secret_failure failed(GError *error, const char *during, char **mes
         *message = formatted("the Secret Service refused %s", during);
     } else {
         if (service_went_away(error)) {
-            kind = PREFS_SECRET_UNAVAILABLE;
+            kind = PREFS_SECRET_GONE;
             // The next call connects again, to whatever provides the service then.
             lib.service_disconnect();
             *message = formatted("the Secret Service went away: %s", error->message);
@@ -207,11 +214,21 @@ static prefs_secret_failure failed(GError *error, const char *during, char **mes
     return kind;
 }
 
-static void *attributes_of(const char *service, const char *account) {
+static void *attributes_of(const char *service, const char *account, const char *form) {
     void *attributes = lib.hash_table_new(lib.str_hash, lib.str_equal);
     lib.hash_table_insert(attributes, (void *)"service", (void *)service);
     lib.hash_table_insert(attributes, (void *)"account", (void *)account);
+    if (form) lib.hash_table_insert(attributes, (void *)"form", (void *)form);
     return attributes;
+}
+
+/// A copy of the item's `form` attribute ("" when it has none).
+static char *form_of(void *item) {
+    void *attributes = lib.item_get_attributes(item);
+    const char *form = attributes ? lib.hash_table_lookup(attributes, "form") : NULL;
+    char *copy = copy_text(form ? form : "");
+    if (attributes) lib.hash_table_unref(attributes);
+    return copy;
 }
 
 /// Loads libsecret and connects, or says why not.
@@ -238,12 +255,12 @@ static int any_locked(GList *items) {
 }
 
 prefs_secret_failure prefs_secret_lookup(
-    const char *service, const char *account, unsigned char **bytes, size_t *length, char **content_type,
-    int *found, char **message) {
+    const char *service, const char *account, unsigned char **bytes, size_t *length, char **form, int *found,
+    char **message) {
     *found = 0;
     void *connection = begin(message);
     if (!connection) return PREFS_SECRET_UNAVAILABLE;
-    void *attributes = attributes_of(service, account);
+    void *attributes = attributes_of(service, account, NULL);
     GError *error = NULL;
     GList *items = search(connection, attributes, 1, &error);
     lib.hash_table_unref(attributes);
@@ -261,12 +278,11 @@ prefs_secret_failure prefs_secret_lookup(
         } else {
             size_t size = 0;
             const char *data = lib.value_get(value, &size);
-            const char *type = lib.value_get_content_type(value);
             *bytes = malloc(size ? size : 1);
-            *content_type = copy_text(type ? type : "");
-            if (!*bytes || !*content_type) {
+            *form = form_of(items->data);
+            if (!*bytes || !*form) {
                 free(*bytes);
-                free(*content_type);
+                free(*form);
                 *message = copy_text("out of memory");
                 result = PREFS_SECRET_FAILED;
             } else {
@@ -282,8 +298,8 @@ prefs_secret_failure prefs_secret_lookup(
 }
 
 prefs_secret_failure prefs_secret_store(
-    const char *service, const char *account, const char *label, const unsigned char *bytes, size_t length,
-    const char *content_type, char **message) {
+    const char *service, const char *account, const char *form, const char *label, const unsigned char *bytes,
+    size_t length, char **message) {
     void *connection = begin(message);
     if (!connection) return PREFS_SECRET_UNAVAILABLE;
     GError *error = NULL;
@@ -306,7 +322,23 @@ prefs_secret_failure prefs_secret_store(
         lib.object_unref(connection);
         return PREFS_SECRET_LOCKED;
     }
-    void *attributes = attributes_of(service, account);
+    // An item of the same service and account but another form is not the one a store with
+    // these attributes replaces: it is deleted, so that one item answers a lookup.
+    void *any_form = attributes_of(service, account, NULL);
+    GList *items = search(connection, any_form, 0, &error);
+    lib.hash_table_unref(any_form);
+    for (GList *item = items; item && !error; item = item->next) {
+        char *existing = form_of(item->data);
+        if (existing && strcmp(existing, form) != 0) lib.item_delete_sync(item->data, NULL, &error);
+        free(existing);
+    }
+    if (items) lib.list_free_full(items, lib.object_unref);
+    if (error) {
+        lib.object_unref(connection);
+        return failed(error, "replacing the item", message);
+    }
+    void *attributes = attributes_of(service, account, form);
+    const char *content_type = strcmp(form, "text") == 0 ? "text/plain" : "application/octet-stream";
     void *value = lib.value_new((const char *)bytes, (long)length, content_type);
     if (!lib.service_store_sync(connection, schema, attributes, NULL, label, value, NULL, &error)) {
         result = failed(error, "storing the item", message);
@@ -320,7 +352,7 @@ prefs_secret_failure prefs_secret_store(
 prefs_secret_failure prefs_secret_clear(const char *service, const char *account, char **message) {
     void *connection = begin(message);
     if (!connection) return PREFS_SECRET_UNAVAILABLE;
-    void *attributes = attributes_of(service, account);
+    void *attributes = attributes_of(service, account, NULL);
     GError *error = NULL;
     prefs_secret_failure result = PREFS_SECRET_OK;
     GList *items = search(connection, attributes, 0, &error);

@@ -18,20 +18,26 @@ typedef enum prefs_secret_failure {
     PREFS_SECRET_LOCKED = 2,
     /// Anything else the service answered.
     PREFS_SECRET_FAILED = 3,
+    /// The service this process was talking to went away (its daemon ended or was replaced):
+    /// the connection is forgotten, and a call made again connects to whoever provides the
+    /// service now.
+    PREFS_SECRET_GONE = 4,
 } prefs_secret_failure;
 
-/// The item of `service` and `account`: its bytes (`*bytes`, `*length`, freed with `free`) and
-/// the content type it was stored with (`*content_type`, freed with `free`), or `*found == 0`.
-/// On failure returns the kind and sets `*message` (freed with `free`).
+/// The item of `service` and `account` (any item with these two attributes, whoever wrote it):
+/// its bytes (`*bytes`, `*length`, freed with `free`) and its `form` attribute (`*form`, freed
+/// with `free`; empty when it has none), or `*found == 0`. On failure returns the kind and sets
+/// `*message` (freed with `free`).
 prefs_secret_failure prefs_secret_lookup(
-    const char *service, const char *account, unsigned char **bytes, size_t *length, char **content_type,
-    int *found, char **message);
+    const char *service, const char *account, unsigned char **bytes, size_t *length, char **form, int *found,
+    char **message);
 
-/// Stores `length` bytes as the item of `service` and `account` in the default keyring,
-/// replacing one already there, with a label the keyring's own tools show.
+/// Stores `length` bytes as the item of `service` and `account` in the default keyring, with
+/// the attribute `form` (what the bytes hold) and a label the keyring's own tools show,
+/// replacing the item already there (one of another form is deleted first).
 prefs_secret_failure prefs_secret_store(
-    const char *service, const char *account, const char *label, const unsigned char *bytes, size_t length,
-    const char *content_type, char **message);
+    const char *service, const char *account, const char *form, const char *label, const unsigned char *bytes,
+    size_t length, char **message);
 
 /// Deletes the item of `service` and `account` (nothing to delete is no failure).
 prefs_secret_failure prefs_secret_clear(const char *service, const char *account, char **message);

@@ -3,7 +3,8 @@
     import Security
 
     /// The Keychain: one generic password item per key (service: the domain; account: the
-    /// key's name), with the content type in the item's generic attribute.
+    /// key's name), with its form (text, or Prefs' encoding of any other value) in the item's
+    /// generic attribute.
     ///
     /// On macOS, items go to the keychain `SecItem` chooses for the process (the login keychain
     /// for an app outside the sandbox), where the accessibility class does not apply.
@@ -47,8 +48,8 @@
             try check(status)
             guard let attributes = result as? [String: Any], let bytes = attributes[kSecValueData as String] as? Data
             else { throw StoreError(kind: .other, store: name, message: "the item came back without its data") }
-            let type = (attributes[kSecAttrGeneric as String] as? Data).flatMap { String(data: $0, encoding: .utf8) }
-            return SecretItem(bytes: bytes, contentType: type ?? SecretItem.textType)
+            let form = (attributes[kSecAttrGeneric as String] as? Data).flatMap { String(data: $0, encoding: .utf8) }
+            return SecretItem(bytes: bytes, form: form ?? "")
         }
 
         func setItem(_ item: SecretItem?, service: String, account: String, label: String) throws {
@@ -60,7 +61,7 @@
             }
             let attributes: [String: Any] = [
                 kSecValueData as String: item.bytes,
-                kSecAttrGeneric as String: Data(item.contentType.utf8),
+                kSecAttrGeneric as String: Data(item.form.utf8),
                 kSecAttrLabel as String: label,
                 kSecAttrAccessible as String: accessibility,
             ]

@@ -87,34 +87,35 @@ public struct SecretStore: Sendable {
     }
 }
 
-/// A secret store's item: its bytes and what they hold.
+/// A secret store's item: its bytes and what they hold (kept beside them as the item's `form`
+/// attribute, or the Keychain item's generic attribute).
 struct SecretItem: Equatable, Sendable {
-    /// The content type of a string, stored as its UTF-8 bytes (what other tools show and write).
-    static let textType = "text/plain"
-    /// The content type of any other value, stored in Prefs' encoding of stored values.
-    static let valueType = "application/x-prefs-value"
+    /// A string, as its UTF-8 bytes: what other tools show and write.
+    static let textForm = "text"
+    /// Any other value, in Prefs' encoding of stored values.
+    static let valueForm = "value"
 
     var bytes: Data
-    var contentType: String
+    var form: String
 
     /// A value as an item: a string as its text, anything else in Prefs' encoding.
     init(_ value: PropertyListValue) {
         if case .string(let text) = value {
-            self.init(bytes: Data(text.utf8), contentType: Self.textType)
+            self.init(bytes: Data(text.utf8), form: Self.textForm)
         } else {
-            self.init(bytes: value.storedEncoding(), contentType: Self.valueType)
+            self.init(bytes: value.storedEncoding(), form: Self.valueForm)
         }
     }
 
-    init(bytes: Data, contentType: String) {
+    init(bytes: Data, form: String) {
         self.bytes = bytes
-        self.contentType = contentType
+        self.form = form
     }
 
     /// The value the item holds: Prefs' encoding as written, else text (an item another tool
     /// wrote, such as `secret-tool store`), else the bytes as data.
     func value() throws -> PropertyListValue {
-        if contentType == Self.valueType { return try PropertyListValue(storedEncoding: bytes) }
+        if form == Self.valueForm { return try PropertyListValue(storedEncoding: bytes) }
         if let text = String(validatingUTF8Bytes: bytes) { return .string(text) }
         return .data(bytes)
     }

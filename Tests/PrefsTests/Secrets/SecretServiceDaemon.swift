@@ -62,8 +62,7 @@
               </policy>
             </busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
-            bus = try ChildProcess.start(
-                URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config.path)", "--nofork"])
+            bus = try Self.watched(["/usr/bin/dbus-daemon", "--config-file=\(config.path)", "--nofork"])
             address = "unix:path=\(socket)"
             let deadline = Date().addingTimeInterval(10)
             while !FileManager.default.fileExists(atPath: socket) {
@@ -87,10 +86,10 @@
         /// Starts `gnome-keyring-daemon` (its login keyring unlocked with the password, created
         /// the first time) and waits until it owns the Secret Service's name on the bus.
         func startKeyring() throws {
-            let started = try ChildProcess.start(
-                URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon"),
-                ["--foreground", "--unlock", "--components=secrets"], environment: keyringEnvironment,
-                input: Data(Self.keyringPassword.utf8))
+            guard keyring == nil else { return }
+            let started = try Self.watched(
+                ["/usr/bin/gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+                environment: keyringEnvironment, input: Self.keyringPassword)
             keyring = started
             let deadline = Date().addingTimeInterval(15)
             while !owned() {
@@ -101,9 +100,30 @@
             }
         }
 
+        /// Starts `command` under a shell that ends it when this process ends (however it ends:
+        /// nothing tears down a test process's daemons otherwise) or when the shell is told to
+        /// stop, and that the command does not outlive (`setpriv --pdeathsig`: the shell killed
+        /// outright takes it along); `input` is the command's standard input.
+        private static func watched(
+            _ command: [String], environment: [String: String?] = [:], input: String = ""
+        ) throws -> ChildProcess {
+            let script = """
+                printf '%s' "$PREFS_DAEMON_INPUT" | /usr/bin/setpriv --pdeathsig KILL "$@" &
+                child=$!
+                trap 'kill -9 $child 2>/dev/null; exit 0' TERM
+                while kill -0 $PREFS_TEST_PROCESS 2>/dev/null && kill -0 $child 2>/dev/null; do sleep 0.2; done
+                kill -9 $child 2>/dev/null
+                """
+            var variables = environment
+            variables["PREFS_DAEMON_INPUT"] = input
+            variables["PREFS_TEST_PROCESS"] = String(getpid())
+            return try ChildProcess.start(
+                URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh"] + command, environment: variables)
+        }
+
         /// Ends the keyring daemon (the bus stays): the Secret Service goes away.
         func stopKeyring() {
-            _ = keyring?.stop(SIGKILL)
+            _ = keyring?.stop(SIGTERM)
             keyring = nil
             let deadline = Date().addingTimeInterval(10)
             while owned(), Date() < deadline { usleep(20_000) }
