@@ -28,6 +28,8 @@ func oldCalls(_ prefs: Preferences, _ key: Preferences.Key<Double>) {
     _ = StoreError.Kind(rawValue: "busy")  // expect: a store of your own throws .other with its message
     _ = PreferenceIssue.Kind.writeFailed(CocoaError(.fileNoSuchFile))  // expect: renamed to 'writeLost'
     _ = StoreError(kind: .busy, store: "s", message: "m").store  // expect: renamed to 'storeDescription'
+    _ = SQLiteStore.FileProtection(rawValue: "complete")  // expect: name the case
+    _ = UserDefaultsStore.standard.defaults  // expect: 'defaults' is inaccessible
     OldData.name.store(value: "x", in: prefs)  // expect: in other preferences, store(_:in:) and value(as:in:)
     OldData.name.store(value: nil)  // expect: call remove(in:)
     _ = OldData.name.storedString(in: prefs)  // expect: value(as: String.self, in:)

@@ -219,3 +219,9 @@ extension PreferenceKeyNamespace {
     )
     public var storedString: String? { value(as: String.self) }
 }
+
+extension SQLiteStore.FileProtection {
+    /// File protection classes are named by their cases, not by strings.
+    @available(*, unavailable, message: "name the case (.complete …), or find one in FileProtection.allCases")
+    public init?(rawValue: String) { nil }
+}

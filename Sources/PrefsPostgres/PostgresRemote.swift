@@ -44,7 +44,7 @@ import PrefsSupport
         }
 
         /// The namespace the replicas share.
-        public let namespace: String
+        package let namespace: String
         /// `PostgresRemote(server, namespace: …)`, without the password.
         public let description: String
         private let url: String

@@ -37,7 +37,7 @@
     ///   ``maximumKeyBytes``, neither with a NUL character; others are refused with a typed error.
     public final class PostgresStore: PreferenceStore {
         /// The namespace: the settings this store sees (other namespaces share the table, not the values).
-        public let namespace: String
+        package let namespace: String
         /// `PostgresStore(CONNECTION WITHOUT SECRETS, namespace: NAME)`.
         public let description: String
 
@@ -247,7 +247,7 @@
         /// ```swift
         /// try PostgresStore.namespaces(url: "postgresql://localhost/app")  // ["billing", "checkout"]
         /// ```
-        public static func namespaces(url: String) throws -> [String] {
+        package static func namespaces(url: String) throws -> [String] {
             var store = "PostgresStore"
             do {
                 let secrets = try ConnectionSecrets(url)

@@ -28,7 +28,7 @@ public final class UserDefaultsStore: PreferenceStore {
     ///
     /// (`nonisolated(unsafe)`: Foundation documents `UserDefaults` as thread-safe, but on Linux
     /// the class is not marked `Sendable`.)
-    public nonisolated(unsafe) let defaults: UserDefaults
+    package nonisolated(unsafe) let defaults: UserDefaults
     /// The persistent domain listed by `keys()` and `snapshot()`; `nil` lists the app's own
     /// (`Bundle.main.bundleIdentifier`, else the process's name).
     public let domain: String?

@@ -14,7 +14,7 @@ extension SQLiteStore {
     /// seconds after the device locks, and a widget, a push or a background launch cannot use it
     /// until the user unlocks again. Before the first unlock after a restart no class but
     /// ``none`` can be read: opening then throws ``StoreError/Kind/protectedDataUnavailable``.
-    public enum FileProtection: String, Sendable, CaseIterable {
+    public enum FileProtection: Sendable, CaseIterable {
         /// Readable once the user has unlocked the device after it started (MMKV's choice too).
         case completeUntilFirstUserAuthentication
         /// Readable only while the device is unlocked.

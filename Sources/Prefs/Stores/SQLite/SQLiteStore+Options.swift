@@ -74,16 +74,16 @@ extension SQLiteStore {
     /// What ``Options/recreateOnCorruption`` did: the problem found and where the bad file went.
     ///
     /// ```swift
-    /// if let recovery = store.recovery { print(recovery) }
+    /// if let recovery = store.recovery { print("moved to \(recovery.movedTo): \(recovery.error)") }
     /// ```
-    public struct CorruptionRecovery: Sendable, CustomStringConvertible {
+    public struct CorruptionRecovery: Sendable {
         /// Why the file could not be used.
         public let error: StoreError
         /// Where the bad file was moved.
         public let movedTo: String
 
         /// One line for logs.
-        public var description: String {
+        package var description: String {
             "\(error); moved it to \(movedTo) and started an empty store"
         }
     }
