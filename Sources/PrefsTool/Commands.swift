@@ -8,6 +8,8 @@ struct Invocation: Sendable {
     var format: PlistText.FileFormat
     /// `--force`: `write` stores a value its key's declaration refuses.
     var force = false
+    /// `--show-secret`: `read` prints a secret key's value (otherwise only whether it is set).
+    var showSecrets = false
     let arguments: [String]
 
     func argument(_ index: Int) -> String { arguments[index] }
@@ -134,6 +136,9 @@ private func read(_ invocation: Invocation) throws {
         let administrator = layer.path ?? "managed preferences"
         if let problem = layer.problem { Output.error(problem) }
         let declared = try invocation.store.declarations(domain)[key]
+        if let declared, declared.isSecret {
+            return try readSecret(declared, domain: domain, in: invocation)
+        }
         // A value the declaration says the program cannot read: it reads its default instead.
         func unreadable(_ found: PropertyListValue) -> String? {
             guard let declared, let problem = declared.problem(with: found) else { return nil }
@@ -218,6 +223,13 @@ private func write(_ invocation: Invocation) throws {
         }
     } else {
         action = try WriteAction.parse(given)
+    }
+    if let declared = declarations[key], declared.isSecret {
+        guard case .set(let value) = action else {
+            throw CLIError.badInput("\(key) is a secret: write its whole value, not -array-add or -dict-add")
+        }
+        try checkDeclared(value, key: key, in: declarations, force: invocation.force)
+        return try writeSecret(value, declared, domain: domain, in: invocation)
     }
     try transaction(in: try invocation.store.store(domain)) { t in
         let value = try action.apply(to: t[key], key: key)

@@ -93,6 +93,18 @@ func describe(_ invocation: Invocation) throws {
         var declared: [String: PropertyListValue] = [:]
         for name in names {
             guard case .dictionary(var entries) = declarations[name]!.storedForm else { continue }
+            entries["secretService"] = nil
+            if declarations[name]!.isSecret {
+                let lookup = SecretLookup(declarations[name]!, domain: domain, store: try invocation.store.store(domain))
+                // Whether it is set, when the secret store answers; never the value.
+                do {
+                    entries["set"] = .bool(try lookup.value() != nil)
+                } catch {
+                    entries["problem"] = .string("\(error)")
+                }
+                declared[name] = .dictionary(entries)
+                continue
+            }
             entries["value"] = values[StoreKey(name)]
             entries["set"] = .bool(values[StoreKey(name)] != nil)
             entries["locked"] = layer.lockedValue(forKey: name)
@@ -109,7 +121,10 @@ func describe(_ invocation: Invocation) throws {
     for name in names {
         let description = declarations[name]!
         let value = values[StoreKey(name)]
-        let shown = source(of: name, value: value, layer: layer)
+        var shown = source(of: name, value: value, layer: layer)
+        if description.isSecret {
+            shown = SecretLookup(description, domain: domain, store: try invocation.store.store(domain)).state
+        }
         let defaultText = description.defaultValue.map { PlistText.described($0) } ?? "none"
         Output.line(
             "\(PlistText.quoteIfNeeded(name)): \(description.declared), default \(defaultText), value \(shown)"
@@ -135,7 +150,13 @@ func reset(_ invocation: Invocation) throws {
     guard let store = try invocation.store.existingStore(domain) else {
         throw CLIError.notFound("Domain \(domain) does not exist" + invocation.store.elsewhere(domain))
     }
-    let keys = invocation.arguments.dropFirst()
+    let declarations = try invocation.store.declarations(domain)
+    var keys = invocation.arguments.dropFirst()
+    for key in keys {
+        guard let declared = declarations[key], declared.isSecret else { continue }
+        try writeSecret(nil, declared, domain: domain, in: invocation)
+    }
+    keys.removeAll { declarations[$0]?.isSecret == true }
     do {
         try store.transaction { t in for key in keys { t[key] = nil } }
     } catch {

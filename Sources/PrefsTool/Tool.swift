@@ -92,6 +92,7 @@ package func runTool(_ arguments: [String]) throws {
     var storeName = environment["PREFS_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
     var json = false
     var force = false
+    var showSecrets = false
     var namespace: String?
     var format = PlistText.FileFormat.xml
     var remaining = arguments[...]
@@ -119,6 +120,7 @@ package func runTool(_ arguments: [String]) throws {
             namespace = value
         case "--json": json = true
         case "--force": force = true
+        case "--show-secret": showSecrets = true
         case "--format": format = try formatValue(inlineValue ?? remaining.popFirst())
         case "--help":
             Output.line(Usage.full)
@@ -160,6 +162,7 @@ package func runTool(_ arguments: [String]) throws {
     }
     var invocation = Invocation(store: store, json: json, format: format, arguments: commandArguments)
     invocation.force = force
+    invocation.showSecrets = showSecrets
     try command.run(invocation)
 }
 

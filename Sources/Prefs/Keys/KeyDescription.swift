@@ -109,6 +109,8 @@ extension Preferences {
         /// Whether the key's value lives in the system's secret store
         /// (``Preferences/StoredForm/secret``): tools show whether it is set, not the value.
         package var isSecret = false
+        /// For a secret key published by a handle: the service its secret is kept under.
+        package var secretService: String?
 
         /// A description with these parts.
         ///
@@ -151,6 +153,7 @@ extension Preferences {
                 entries["fields"] = .dictionary(fieldTypes.mapValues(PropertyListValue.string))
             }
             if isSecret { entries["secret"] = .bool(true) }
+            entries["secretService"] = secretService.map(PropertyListValue.string)
             return .dictionary(entries)
         }
 
@@ -189,6 +192,7 @@ extension Preferences {
                 fieldTypes = fields.compactMapValues { if case .string(let type) = $0 { type } else { nil } }
             }
             isSecret = entries["secret"] == .bool(true)
+            if case .string(let service)? = entries["secretService"] { secretService = service }
         }
     }
 }

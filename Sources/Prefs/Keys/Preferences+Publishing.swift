@@ -44,7 +44,11 @@ extension Preferences {
     /// Publishes descriptions as they are (for a group's properties, or a tool).
     func publish(descriptions: [KeyDescription]) throws {
         var stored: [String: PropertyListValue] = [:]
-        for description in descriptions { stored[description.name] = description.storedForm }
+        for var description in descriptions {
+            // Where the handle keeps a secret, for tools that show whether it is set.
+            if description.isSecret { description.secretService = secretService }
+            stored[description.name] = description.storedForm
+        }
         do {
             try store.keep(keyDescriptions: stored)
         } catch {

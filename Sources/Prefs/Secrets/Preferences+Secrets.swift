@@ -81,7 +81,7 @@ extension Preferences {
     }
 
     /// Stores or deletes the stored form of a secret, then changes its stamp.
-    func writeSecret(_ value: PropertyListValue?, named name: String) throws {
+    package func writeSecret(_ value: PropertyListValue?, named name: String) throws {
         let stamp = try putSecret(value, named: name)
         do {
             try store.setValue(stamp, forKey: Self.secretStampName(name))
@@ -112,7 +112,7 @@ extension Preferences {
 
     /// The secret's stored form: this process's copy while the store's stamp is the one it was
     /// read or written at, else the secret store's.
-    func storedSecret(_ name: String) throws -> PropertyListValue? {
+    package func storedSecret(_ name: String) throws -> PropertyListValue? {
         let stamp = store.value(forKey: Self.secretStampName(name))
         if let entry = secrets.cache.entry(secretService, name), entry.stamp == stamp { return entry.value }
         let item = try secrets.backend.item(service: secretService, account: name)
