@@ -65,6 +65,7 @@ enum Suite {
             BenchStep(name: "a store of 100,000 keys", measure: largeStore),
             BenchStep(name: "publishing 1,000 key descriptions", measure: publishing),
             BenchStep(name: "synced reads", measure: syncedReads),
+            BenchStep(name: "secret reads", measure: secretReads),
         ]
         if postgres { steps.append(BenchStep(name: "PostgreSQL", measure: postgresSteps)) }
         if postgres && fleet { steps.append(BenchStep(name: "PostgreSQL fleet", measure: fleetSteps)) }

@@ -52,8 +52,9 @@ extension Preferences {
         /// Whether the value lives in the handle's secret store (``Preferences/StoredForm/secret``).
         @usableFromInline let isSecret: Bool
 
-        /// The name observers watch in the store: the key's own, or a secret's stamp.
-        var watchedName: String { isSecret ? Preferences.secretStampName(name) : name }
+        /// The name observers watch in the store: the key's own, or a secret's stamp (made once:
+        /// every read of a secret reads its stamp).
+        let watchedName: String
 
         init(validatedName name: String, help: String?, isSecret: Bool = false) {
             // fatalError, not precondition: its message survives optimised builds.
@@ -65,6 +66,7 @@ extension Preferences {
             hasOneSpelling = !UserDefaultsStore.mayHaveAnotherSpelling(name)
             namesSyncRecord = SyncedStore.isReserved(name)
             self.isSecret = isSecret
+            watchedName = isSecret ? Preferences.secretStampName(name) : name
         }
 
         /// What the program declares about this key, as tools read it (``Preferences/publish(_:)``).

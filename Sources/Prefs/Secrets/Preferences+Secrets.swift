@@ -24,7 +24,9 @@ extension Preferences {
     @usableFromInline
     func secretValue<Value>(of key: Key<Value>) -> Value {
         do {
-            guard let stored = try storedSecret(key.name) else { return key.defaultValue }
+            guard let stored = try storedSecret(key.name, stampName: key.watchedName) else {
+                return key.defaultValue
+            }
             return try decodeSecret(stored, for: key)
         } catch {
             let cause =
@@ -112,8 +114,8 @@ extension Preferences {
 
     /// The secret's stored form: this process's copy while the store's stamp is the one it was
     /// read or written at, else the secret store's.
-    package func storedSecret(_ name: String) throws -> PropertyListValue? {
-        let stamp = store.value(forKey: Self.secretStampName(name))
+    package func storedSecret(_ name: String, stampName: String? = nil) throws -> PropertyListValue? {
+        let stamp = store.value(forKey: stampName ?? Self.secretStampName(name))
         if let entry = secrets.cache.entry(secretService, name), entry.stamp == stamp { return entry.value }
         let item = try secrets.backend.item(service: secretService, account: name)
         let value: PropertyListValue?

@@ -143,26 +143,32 @@ final class SecretCache: Sendable {
     }
     /// How many values written per key an observer that falls behind can still be given.
     static let keptWrites = 16
-    private let entries = Locked<[String: (current: Entry, written: [Entry])]>([:])
+    /// A secret's place: its service and account.
+    private struct Item: Hashable {
+        let service: String
+        let account: String
+    }
+    private let entries = Locked<[Item: (current: Entry, written: [Entry])]>([:])
 
     func entry(_ service: String, _ account: String) -> Entry? {
-        entries.withLock { $0[service + "\u{0}" + account]?.current }
+        entries.withLock { $0[Item(service: service, account: account)]?.current }
     }
 
     /// The value written here with `stamp`, when it is among the last few.
     func written(_ service: String, _ account: String, stamp: PropertyListValue) -> Entry? {
-        entries.withLock { $0[service + "\u{0}" + account]?.written.last { $0.stamp == stamp } }
+        entries.withLock { $0[Item(service: service, account: account)]?.written.last { $0.stamp == stamp } }
     }
 
     /// Remembers what the secret store holds now (`wrote`: because this process wrote it).
     func remember(_ entry: Entry, _ service: String, _ account: String, wrote: Bool = false) {
         entries.withLock { entries in
-            var written = entries[service + "\u{0}" + account]?.written ?? []
+            let item = Item(service: service, account: account)
+            var written = entries[item]?.written ?? []
             if wrote, entry.stamp != nil {
                 written.append(entry)
                 if written.count > Self.keptWrites { written.removeFirst() }
             }
-            entries[service + "\u{0}" + account] = (entry, written)
+            entries[item] = (entry, written)
         }
     }
 }
