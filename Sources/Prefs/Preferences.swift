@@ -37,9 +37,11 @@ public struct Preferences: Sendable {
     /// The service (domain) this handle's secrets are kept under.
     let secretService: String
 
-    /// Creates a handle on `store`, under an administrator's layer when `system` is given: its
-    /// locked values win over what is stored, and its defaults over the keys' own. Secret keys
-    /// (``StoredForm/secret``) keep their values in `secrets`.
+    /// Creates a handle on `store`.
+    ///
+    /// Under an administrator's layer when `system` is given: its locked values win over what is
+    /// stored, and its defaults over the keys' own. Secret keys (``StoredForm/secret``) keep
+    /// their values in `secrets`.
     ///
     /// ```swift
     /// let prefs = Preferences(store: MemoryStore())
@@ -60,7 +62,8 @@ public struct Preferences: Sendable {
         self.secrets = secrets
         secretService = Self.secretService(secrets, for: store)
         if let notice = secrets.notice {
-            diagnostics.report(PreferenceIssue(key: "", store: secrets.backend.name, kind: .storeNotice(notice)))
+            diagnostics.report(
+                PreferenceIssue(key: "", store: secrets.backend.name, kind: .storeNotice(notice)))
         }
         if let problem = system?.problem {
             diagnostics.report(

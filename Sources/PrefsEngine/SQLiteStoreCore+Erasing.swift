@@ -19,7 +19,8 @@ extension SQLiteStoreCore {
     /// call erases it.
     package func eraseRemovedValues() throws {
         guard let journal, journal.isWritable else {
-            throw StoreError(path: path, kind: .readOnly, detail: "cannot erase removed values from a read-only store")
+            throw StoreError(
+                path: path, kind: .readOnly, detail: "cannot erase removed values from a read-only store")
         }
         try checkpointer.checkpoint()
         try StoreError.fromJournal {
@@ -32,7 +33,9 @@ extension SQLiteStoreCore {
             try sqlite.perform {
                 try connection.run("PRAGMA secure_delete = ON")
                 defer { try? connection.run("PRAGMA secure_delete = OFF") }
-                try connection.retryingWhileBusy(timeout: options.busyTimeout) { try connection.run("VACUUM") }
+                try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                    try connection.run("VACUUM")
+                }
                 // A checkpoint that could not take every frame (another process reading an older
                 // snapshot) answers busy = 1: the log still holds old pages.
                 try connection.retryingWhileBusy(timeout: options.busyTimeout) {
@@ -40,7 +43,8 @@ extension SQLiteStoreCore {
                     try connection.run("PRAGMA wal_checkpoint(TRUNCATE)") { row in busy = row.integer(0) }
                     if busy != 0 {
                         throw SQLiteConnection.Failure(
-                            code: SQLITE_BUSY, message: "another process still reads the old pages in the log")
+                            code: SQLITE_BUSY, message: "another process still reads the old pages in the log"
+                        )
                     }
                 }
             }

@@ -69,6 +69,8 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         /// It was deleted, or another file moved over it: writes would reach nobody. Open the
         /// store again.
         public static let replaced = Kind(name: "replaced")
+        /// Protected data is not available until an unlock.
+        ///
         /// The store's files are protected (data protection on iOS and its siblings) and the
         /// device has not been unlocked since it started: open the store after the first unlock
         /// (`UIApplication.protectedDataDidBecomeAvailableNotification`), or choose
@@ -99,8 +101,9 @@ public struct StoreError: Error, Equatable, CustomStringConvertible, LocalizedEr
         /// (`prefs.sync:…`); on `UserDefaultsStore`, one of the names it keeps key descriptions
         /// under (`prefs.keys:…`).
         public static let invalidKey = Kind(name: "invalidKey")
-        /// No secret store can be reached for a secret key (``Preferences/StoredForm/secret``):
-        /// on Linux, libsecret is not installed, the process has no D-Bus session bus, or nothing
+        /// No secret store can be reached for a secret key.
+        ///
+        /// A key stored ``Preferences/StoredForm/secret``: on Linux, libsecret is not installed, the process has no D-Bus session bus, or nothing
         /// on it provides the Secret Service (the keyring daemon is not running, or went away);
         /// the message says which. Nothing is written anywhere else instead.
         public static let secretStoreUnavailable = Kind(name: "secretStoreUnavailable")

@@ -95,7 +95,8 @@ func describe(_ invocation: Invocation) throws {
             guard case .dictionary(var entries) = declarations[name]!.storedForm else { continue }
             entries["secretService"] = nil
             if declarations[name]!.isSecret {
-                let lookup = SecretLookup(declarations[name]!, domain: domain, store: try invocation.store.store(domain))
+                let lookup = SecretLookup(
+                    declarations[name]!, domain: domain, store: try invocation.store.store(domain))
                 // Whether it is set, when the secret store answers; never the value.
                 do {
                     entries["set"] = .bool(try lookup.value() != nil)

@@ -1,8 +1,9 @@
 import Foundation
 import Prefs
 
-/// A secret key a program declared (``Preferences/StoredForm/secret``): its value is in the
-/// system's secret store, under the service the program published (else the domain), never in
+/// A secret key a program declared, as the tool reads it.
+///
+/// Declared ``Preferences/StoredForm/secret``: its value is in the system's secret store, under the service the program published (else the domain), never in
 /// the store the tool reads. The tool says whether it is set, and prints it only when asked.
 struct SecretLookup {
     let description: Preferences.KeyDescription
@@ -33,7 +34,8 @@ struct SecretLookup {
 /// `write DOMAIN KEY VALUE` of a secret key (`value`), or `reset` (`nil`): into the system's
 /// secret store, with its stamp in the store, as the program writes it.
 func writeSecret(
-    _ value: PropertyListValue?, _ declared: Preferences.KeyDescription, domain: String, in invocation: Invocation
+    _ value: PropertyListValue?, _ declared: Preferences.KeyDescription, domain: String,
+    in invocation: Invocation
 ) throws {
     let lookup = SecretLookup(declared, domain: domain, store: try invocation.store.store(domain))
     do {

@@ -1,20 +1,28 @@
 import Foundation
 import Prefs
 
-/// A raw libsecret lookup, the baseline of secret reads: one search by attributes in the
+/// A raw libsecret lookup, the baseline of secret reads.
+///
+/// One search by attributes in the
 /// Secret Service, as a program calling libsecret itself (`secret_password_lookupv_sync`)
 /// makes. Loaded with `dlopen` when the benchmark runs, as Prefs loads it.
 final class RawSecretLookup: @unchecked Sendable {
     private typealias HashTableNew =
-        @convention(c) (@convention(c) (UnsafeRawPointer?) -> UInt32, @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32)
+        @convention(c) (
+            @convention(c) (UnsafeRawPointer?) -> UInt32,
+            @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32
+        )
         -> OpaquePointer?
-    private typealias HashTableInsert = @convention(c) (OpaquePointer?, UnsafeRawPointer?, UnsafeRawPointer?) -> Int32
+    private typealias HashTableInsert =
+        @convention(c) (OpaquePointer?, UnsafeRawPointer?, UnsafeRawPointer?) -> Int32
     private typealias HashTableUnref = @convention(c) (OpaquePointer?) -> Void
     private typealias StrHash = @convention(c) (UnsafeRawPointer?) -> UInt32
     private typealias StrEqual = @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32
-    private typealias SchemaNew = @convention(c) (UnsafePointer<CChar>, Int32, OpaquePointer?) -> OpaquePointer?
+    private typealias SchemaNew =
+        @convention(c) (UnsafePointer<CChar>, Int32, OpaquePointer?) -> OpaquePointer?
     private typealias Lookup =
-        @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) ->
+        @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?)
+        ->
         UnsafeMutablePointer<CChar>?
     private typealias PasswordFree = @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
 
@@ -28,7 +36,9 @@ final class RawSecretLookup: @unchecked Sendable {
     /// Looks up the item of `service` and `account` (as Prefs stores them); throws where
     /// libsecret is missing.
     init(service: String, account: String) throws {
-        guard let library = dlopen("libsecret-1.so.0", RTLD_NOW) else { throw BenchError("libsecret is not installed") }
+        guard let library = dlopen("libsecret-1.so.0", RTLD_NOW) else {
+            throw BenchError("libsecret is not installed")
+        }
         func find<T>(_ name: String, _ type: T.Type) throws -> T {
             guard let address = dlsym(library, name) else { throw BenchError("libsecret has no \(name)") }
             return unsafeBitCast(address, to: type)
@@ -73,7 +83,8 @@ extension Workloads {
         try prefs.set("bench-token-value", for: secret)
         try prefs.set("bench-plain-value", for: plain)
         defer { prefs.reset(secret) }
-        guard try Preferences(store: store, secrets: .system(service: service)).value(for: secret) != nil else {
+        guard try Preferences(store: store, secrets: .system(service: service)).value(for: secret) != nil
+        else {
             throw BenchError("the secret written could not be read back")
         }
         let reads = sizes.reads / Measure.turnsPerRepetition

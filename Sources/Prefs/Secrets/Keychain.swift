@@ -22,7 +22,13 @@
                 kSecAttrAccount as String: account,
                 kSecAttrSynchronizable as String: synchronizable,
             ]
-            if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+            if let accessGroup {
+                query[kSecAttrAccessGroup as String] = accessGroup
+                // macOS's file keychain drops the access group (and the lock class) without a
+                // word: a shared item goes to the data protection keychain, where a program
+                // without the entitlement fails clearly (.secretStoreUnavailable). Ignored on iOS.
+                query[kSecUseDataProtectionKeychain as String] = true
+            }
             return query
         }
 
@@ -46,16 +52,24 @@
             let status = SecItemCopyMatching(query as CFDictionary, &result)
             if status == errSecItemNotFound { return nil }
             try check(status)
-            guard let attributes = result as? [String: Any], let bytes = attributes[kSecValueData as String] as? Data
-            else { throw StoreError(kind: .other, store: name, message: "the item came back without its data") }
-            let form = (attributes[kSecAttrGeneric as String] as? Data).flatMap { String(data: $0, encoding: .utf8) }
+            guard let attributes = result as? [String: Any],
+                let bytes = attributes[kSecValueData as String] as? Data
+            else {
+                throw StoreError(kind: .other, store: name, message: "the item came back without its data")
+            }
+            let form = (attributes[kSecAttrGeneric as String] as? Data).flatMap {
+                String(data: $0, encoding: .utf8)
+            }
             return SecretItem(bytes: bytes, form: form ?? "")
         }
 
         func setItem(_ item: SecretItem?, service: String, account: String, label: String) throws {
             let query = query(service: service, account: account)
             guard let item else {
-                let status = SecItemDelete(query as CFDictionary)
+                // The synced copy and the device's are two items: a reset deletes both.
+                var every = query
+                every[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
+                let status = SecItemDelete(every as CFDictionary)
                 if status != errSecItemNotFound { try check(status) }
                 return
             }
@@ -68,6 +82,10 @@
             var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
             if status == errSecItemNotFound {
                 status = SecItemAdd(query.merging(attributes) { _, new in new } as CFDictionary, nil)
+                // Another process added it in between: update that one.
+                if status == errSecDuplicateItem {
+                    status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
+                }
             }
             try check(status)
         }
@@ -80,8 +98,9 @@
             case errSecInteractionNotAllowed:
                 throw StoreError(
                     kind: .protectedDataUnavailable, store: name,
-                    message: "the item is not readable while the device is locked: \(text)")
-            case errSecMissingEntitlement, errSecNotAvailable, errSecNoSuchKeychain:
+                    message: "the item is not readable while the device is locked, or needs a prompt: \(text)"
+                )
+            case errSecMissingEntitlement, errSecNotAvailable, errSecNoSuchKeychain, errSecNoDefaultKeychain:
                 throw StoreError(kind: .secretStoreUnavailable, store: name, message: text)
             default:
                 throw StoreError(kind: .other, store: name, message: "\(text) (OSStatus \(status))")

@@ -23,7 +23,8 @@ extension PreferenceMigration {
         version: Int, _ key: Preferences.Key<Value>, from oldName: String? = nil
     ) -> PreferenceMigration {
         let old = oldName ?? key.name
-        var step = PreferenceMigration(version: version, name: "move \(old) into the secret store") { update in
+        var step = PreferenceMigration(version: version, name: "move \(old) into the secret store") {
+            update in
             guard key.isSecret else {
                 throw PreferenceError(
                     .notRepresentable,

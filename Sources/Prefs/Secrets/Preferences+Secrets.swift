@@ -33,7 +33,8 @@ extension Preferences {
                 error as? PreferenceError
                 ?? PreferenceError(.unreadable, "\(error)", underlying: error)
             diagnostics.report(
-                PreferenceIssue(key: key.name, store: secrets.backend.name, kind: .readFellBackToDefault(cause)))
+                PreferenceIssue(
+                    key: key.name, store: secrets.backend.name, kind: .readFellBackToDefault(cause)))
             return key.defaultValue
         }
     }
@@ -43,7 +44,8 @@ extension Preferences {
     /// current one.
     func secretValue<Value>(of key: Key<Value>, atStamp stamp: PropertyListValue?) -> Value {
         guard let stamp else { return key.defaultValue }
-        guard let written = secrets.cache.written(secretService, key.name, stamp: stamp), let value = written.value
+        guard let written = secrets.cache.written(secretService, key.name, stamp: stamp),
+            let value = written.value
         else { return secretValue(of: key) }
         return (try? decodeSecret(value, for: key)) ?? secretValue(of: key)
     }
@@ -63,7 +65,8 @@ extension Preferences {
             diagnostics.report(
                 PreferenceIssue(
                     key: name, store: secrets.backend.name,
-                    kind: .readFellBackToDefault(PreferenceError(.unreadable, "\(error)", underlying: error))))
+                    kind: .readFellBackToDefault(PreferenceError(.unreadable, "\(error)", underlying: error)))
+            )
             return false
         }
     }
@@ -76,8 +79,10 @@ extension Preferences {
             encoded = try encode(value, for: key)
         } catch let error as PreferenceError where error.kind == .notAllowed {
             // The refusal quotes the value: not for a secret.
-            throw PreferenceError(.notAllowed, "the value is not one the key allows (\(key.keyDescription.allowed ?? ""))")
-                .naming(key: key.name, store: secrets.backend.name)
+            throw PreferenceError(
+                .notAllowed, "the value is not one the key allows (\(key.keyDescription.allowed ?? ""))"
+            )
+            .naming(key: key.name, store: secrets.backend.name)
         }
         try writeSecret(encoded, named: key.name)
     }

@@ -40,7 +40,8 @@
                 }
                 let failure = item.bytes.withUnsafeBytes { bytes in
                     prefs_secret_store(
-                        service, account, item.form, label, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        service, account, item.form, label,
+                        bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
                         bytes.count, &message)
                 }
                 try check(failure, message)

@@ -60,7 +60,8 @@ public struct SecretStore: Sendable {
     ) -> SecretStore {
         #if canImport(Security)
             let backend = Keychain(
-                accessGroup: accessGroup, readableWhileLocked: readableWhileLocked, synchronizable: synchronizable)
+                accessGroup: accessGroup, readableWhileLocked: readableWhileLocked,
+                synchronizable: synchronizable)
             return SecretStore(backend: backend, service: service, notice: nil)
         #else
             var unapplied: [String] = []

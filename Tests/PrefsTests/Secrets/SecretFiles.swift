@@ -7,7 +7,8 @@ enum SecretFiles {
     static func holding(_ secret: String, under folder: URL) -> [String] {
         let needle = Data(secret.utf8)
         var found: [String] = []
-        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+        let files = FileManager.default.enumerator(
+            at: folder, includingPropertiesForKeys: [.isRegularFileKey])
         while let url = files?.nextObject() as? URL {
             guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true,
                 let contents = try? Data(contentsOf: url)

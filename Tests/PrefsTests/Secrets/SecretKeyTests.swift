@@ -5,7 +5,9 @@ import Testing
 
 @testable import Prefs
 
-/// Secret keys on every platform, with the secrets in memory (``SecretStore/memory()``): where
+/// Secret keys on every platform, with the secrets in memory.
+///
+/// With ``SecretStore/memory()``: where
 /// the value goes and never goes, the stamp beside it, what is refused, and the migration out of
 /// plain settings with its erasing of old bytes. The system's own secret stores are
 /// `SecretServiceTests` (Linux) and the Apple workflow's Keychain tests.
@@ -37,7 +39,10 @@ import Testing
 
         // The store holds stamps only, none of them a value, and none listed as the user's.
         let raw = store.snapshot()
-        #expect(raw.keys.map(\.name).sorted() == ["prefs.secret:apiToken", "prefs.secret:blob", "prefs.secret:login", "prefs.secret:pin"])
+        #expect(
+            raw.keys.map(\.name).sorted() == [
+                "prefs.secret:apiToken", "prefs.secret:blob", "prefs.secret:login", "prefs.secret:pin",
+            ])
         #expect(!raw.values.contains { "\($0)".contains("tok-7f3a9c") || "\($0)".contains("pw-91b2") })
         #expect(prefs.storedKeys.isEmpty)
         #expect(prefs.dictionaryRepresentation().isEmpty)
@@ -121,7 +126,8 @@ import Testing
         #expect(!told.contains { $0.contains("keep-3e1d") })
 
         // A value outside the allowed ones is refused without being quoted.
-        let level = Preferences.Key<String>("level", default: "low", allowed: ["low", "high"], storedAs: .secret)
+        let level = Preferences.Key<String>(
+            "level", default: "low", allowed: ["low", "high"], storedAs: .secret)
         let notAllowed = #expect(throws: PreferenceError.self) { try prefs.set("sekrit-level", for: level) }
         #expect(notAllowed?.kind == .notAllowed)
         #expect(notAllowed?.description.contains("sekrit-level") == false)
@@ -198,7 +204,8 @@ import Testing
         }
         #expect(failed?.kind == .migrationFailed)
         #expect(failed?.description.contains("raw-9f") == false)
-        #expect(failed?.description.contains("is a data") == true || failed?.description.contains("data") == true)
+        #expect(
+            failed?.description.contains("is a data") == true || failed?.description.contains("data") == true)
         #expect(prefs.store.value(forKey: "apiToken") == .data(Data("raw-9f".utf8)))
         #expect(prefs[Self.token] == nil)
     }

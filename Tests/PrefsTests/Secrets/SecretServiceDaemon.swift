@@ -3,7 +3,9 @@
     import PrefsTestSupport
     import Testing
 
-    /// A throwaway Secret Service for the tests: a D-Bus session bus of its own (a config file
+    /// A throwaway Secret Service for the tests.
+    ///
+    /// A D-Bus session bus of its own (a config file
     /// with no service folders, so nothing is started on demand) and `gnome-keyring-daemon`
     /// on it with an unlocked login keyring, in a temporary home. Started once per test process;
     /// `DBUS_SESSION_BUS_ADDRESS` is set for this process (and so for its children) before
@@ -66,7 +68,9 @@
             address = "unix:path=\(socket)"
             let deadline = Date().addingTimeInterval(10)
             while !FileManager.default.fileExists(atPath: socket) {
-                guard Date() < deadline else { throw TestFailure("dbus-daemon did not listen: \(bus.currentStderr)") }
+                guard Date() < deadline else {
+                    throw TestFailure("dbus-daemon did not listen: \(bus.currentStderr)")
+                }
                 usleep(20_000)
             }
             setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
@@ -94,7 +98,9 @@
             let deadline = Date().addingTimeInterval(15)
             while !owned() {
                 guard Date() < deadline else {
-                    throw TestFailure("gnome-keyring-daemon did not take the Secret Service's name: \(started.currentStderr)")
+                    throw TestFailure(
+                        "gnome-keyring-daemon did not take the Secret Service's name: \(started.currentStderr)"
+                    )
                 }
                 usleep(50_000)
             }
@@ -132,10 +138,13 @@
         /// Locks the login keyring, as a screen lock or `secret-tool lock` does.
         func lockKeyring() throws {
             let output = try dbusSend([
-                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock",
                 "array:objpath:/org/freedesktop/secrets/collection/login",
             ])
-            guard output.contains("collection/login") else { throw TestFailure("the keyring did not lock: \(output)") }
+            guard output.contains("collection/login") else {
+                throw TestFailure("the keyring did not lock: \(output)")
+            }
         }
 
         /// Whether someone owns the Secret Service's name on the bus.

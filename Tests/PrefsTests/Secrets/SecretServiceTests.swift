@@ -6,21 +6,28 @@
 
     @testable import Prefs
 
-    /// Secret keys against a real Secret Service: `gnome-keyring-daemon` on a D-Bus session bus
-    /// of the test's own (``SecretServiceDaemon``). One at a time: some stop or lock the daemon.
+    /// Secret keys against a real Secret Service.
+    ///
+    /// `gnome-keyring-daemon` on a D-Bus session bus of the test's own (``SecretServiceDaemon``). One at a time: some stop or lock the daemon.
     @Suite(.serialized) struct SecretServiceTests {
         static let token = Preferences.Key<String?>("apiToken", storedAs: .secret)
         static let settings = Preferences.Key<[String: Int]>("limits", default: [:], storedAs: .secret)
 
         /// A handle on a fresh SQLite store in a folder of its own, its secrets under a service
         /// no other test uses.
-        private func handle(_ issues: IssueRecorder = IssueRecorder(), folder: URL? = nil, service: String? = nil)
+        private func handle(
+            _ issues: IssueRecorder = IssueRecorder(), folder: URL? = nil, service: String? = nil
+        )
             throws -> (Preferences, URL, String)
         {
             let folder = folder ?? ScratchFolder.make("secret-service-store")
             let service = service ?? "com.example.tests.\(UUID().uuidString)"
             let store = try SQLiteStore(path: folder.appendingPathComponent("app.sqlite").path)
-            return (Preferences(store: store, diagnostics: issues.diagnostics, secrets: .system(service: service)), folder, service)
+            return (
+                Preferences(
+                    store: store, diagnostics: issues.diagnostics, secrets: .system(service: service)),
+                folder, service
+            )
         }
 
         @Test func storedInTheKeyringAndInNoFile() throws {
@@ -63,7 +70,9 @@
             #expect(try Helper.run(["secret", path, service, "apiToken"]).stdout == "from-here")
 
             let seen = Locked<[String?]>([])
-            let observation = prefs.observe(Self.token, initial: false) { value in seen.withLock { $0.append(value) } }
+            let observation = prefs.observe(Self.token, initial: false) { value in
+                seen.withLock { $0.append(value) }
+            }
             defer { observation.cancel() }
             let wrote = try Helper.run(["secret", path, service, "apiToken", "from-there"])
             #expect(wrote.stdout == "wrote", "\(wrote.stderr)")
@@ -88,7 +97,9 @@
             #expect(fresh[Self.token] == nil)
             #expect(issues.issues.count == 1)
             let stampBefore = prefs.store.value(forKey: "prefs.secret:apiToken")
-            let write = #expect(throws: StoreError.self) { try prefs.set("during-the-outage", for: Self.token) }
+            let write = #expect(throws: StoreError.self) {
+                try prefs.set("during-the-outage", for: Self.token)
+            }
             #expect(write?.kind == .secretStoreUnavailable)
             #expect(write?.keys == ["apiToken"])
             #expect(prefs.store.value(forKey: "prefs.secret:apiToken") == stampBefore)
@@ -128,7 +139,9 @@
                 Helper.executable, ["secret", path, "com.example.nobus", "apiToken", "never-stored"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "DISPLAY": nil])
             #expect(output.status == 3)
-            #expect(output.stdout.hasPrefix("error: secretStoreUnavailable: no D-Bus session bus"), "\(output.stdout)")
+            #expect(
+                output.stdout.hasPrefix("error: secretStoreUnavailable: no D-Bus session bus"),
+                "\(output.stdout)")
             // Nothing written anywhere instead: not the value, not a stamp.
             #expect(SecretFiles.holding("never-stored", under: folder) == [])
             #expect(try SQLiteStore(path: path).snapshot().isEmpty)

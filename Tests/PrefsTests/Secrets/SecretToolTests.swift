@@ -18,7 +18,8 @@
             let domain = "com.example.secrets.\(UUID().uuidString.prefix(8))"
             let environment: [String: String?] = ["HOME": home.path, "XDG_CONFIG_HOME": configHome.path]
             func prefs(_ arguments: String...) throws -> ChildOutput {
-                try ChildProcess.run(Products.executable("prefs"), arguments, environment: environment, input: Data())
+                try ChildProcess.run(
+                    Products.executable("prefs"), arguments, environment: environment, input: Data())
             }
             // The program: its store where the tool looks for the domain, its key declared.
             let path = configHome.appendingPathComponent("prefs/\(domain).sqlite").path
@@ -39,7 +40,9 @@
             #expect(shown.stdout == secret, "\(shown.stderr)")
 
             let described = try prefs("describe", domain)
-            #expect(described.stdout.contains("apiToken") && described.stdout.contains("set (secret, not shown)"), "\(described.stdout)")
+            #expect(
+                described.stdout.contains("apiToken") && described.stdout.contains("set (secret, not shown)"),
+                "\(described.stdout)")
             #expect(!described.stdout.contains(secret))
             let json = try prefs("--json", "describe", domain)
             #expect(json.stdout.contains("\"secret\"") && !json.stdout.contains(secret), "\(json.stdout)")
