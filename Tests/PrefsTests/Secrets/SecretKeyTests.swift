@@ -26,16 +26,16 @@ import Testing
         let prefs = Preferences(store: store, diagnostics: issues.diagnostics, secrets: secrets)
         #expect(prefs[Self.token] == nil)
         #expect(!prefs.hasValue(for: Self.token))
-        prefs[Self.token] = "tok-7f3a9c"
+        prefs[Self.token] = "never-in-a-file-tok-7f3a9c"
         try prefs.set(4321, for: Self.pin)
         try prefs.set(Data([0, 1, 2, 255]), for: Self.blob)
-        try prefs.set(["user": "zhuo", "password": "pw-91b2"], for: Self.login)
-        #expect(prefs[Self.token] == "tok-7f3a9c")
+        try prefs.set(["user": "zhuo", "password": "never-in-a-file-pw-91b2"], for: Self.login)
+        #expect(prefs[Self.token] == "never-in-a-file-tok-7f3a9c")
         #expect(prefs[Self.pin] == 4321)
         #expect(prefs[Self.blob] == Data([0, 1, 2, 255]))
-        #expect(prefs[Self.login]["password"] == "pw-91b2")
+        #expect(prefs[Self.login]["password"] == "never-in-a-file-pw-91b2")
         #expect(prefs.hasValue(for: Self.token))
-        #expect(try prefs.value(for: Self.token) == "tok-7f3a9c")
+        #expect(try prefs.value(for: Self.token) == "never-in-a-file-tok-7f3a9c")
 
         // The store holds stamps only, none of them a value, and none listed as the user's.
         let raw = store.snapshot()
@@ -43,7 +43,10 @@ import Testing
             raw.keys.map(\.name).sorted() == [
                 "prefs.secret:apiToken", "prefs.secret:blob", "prefs.secret:login", "prefs.secret:pin",
             ])
-        #expect(!raw.values.contains { "\($0)".contains("tok-7f3a9c") || "\($0)".contains("pw-91b2") })
+        #expect(
+            !raw.values.contains {
+                "\($0)".contains("never-in-a-file-tok-7f3a9c") || "\($0)".contains("never-in-a-file-pw-91b2")
+            })
         #expect(prefs.storedKeys.isEmpty)
         #expect(prefs.dictionaryRepresentation().isEmpty)
         // A plain key of the same name reads the store, where nothing is.
@@ -52,7 +55,7 @@ import Testing
         // Another handle with its own copy reads the same secrets; a reset deletes the secret
         // and its stamp.
         let other = Preferences(store: store, diagnostics: issues.diagnostics, secrets: secrets)
-        #expect(other[Self.token] == "tok-7f3a9c")
+        #expect(other[Self.token] == "never-in-a-file-tok-7f3a9c")
         prefs.reset(Self.token, Self.pin)
         #expect(other[Self.token] == nil)
         #expect(other[Self.pin] == 0)
@@ -103,17 +106,17 @@ import Testing
     @Test func notWrittenInsideAnUpdateAndNeverQuotedInAnError() throws {
         let issues = IssueRecorder()
         let prefs = Preferences(store: MemoryStore(), diagnostics: issues.diagnostics, secrets: .memory())
-        try prefs.set("keep-3e1d", for: Self.token)
+        try prefs.set("never-in-a-file-keep-3e1d", for: Self.token)
         let refused = #expect(throws: PreferenceError.self) {
             try prefs.update { p in
-                #expect(p[Self.token] == "keep-3e1d")
+                #expect(p[Self.token] == "never-in-a-file-keep-3e1d")
                 #expect(p.hasValue(for: Self.token))
-                p[Self.token] = "lost-in-update"
+                p[Self.token] = "never-in-a-file-lost-in-update"
             }
         }
         #expect(refused?.message.contains("set(_:for:)") == true)
         #expect(throws: PreferenceError.self) { try prefs.update { p in p.reset(Self.token) } }
-        #expect(prefs[Self.token] == "keep-3e1d")
+        #expect(prefs[Self.token] == "never-in-a-file-keep-3e1d")
 
         // A value of another type: the read gives the default, and neither the report nor the
         // strict read's error shows what is stored.
@@ -123,14 +126,16 @@ import Testing
         #expect(mismatch?.kind == .typeMismatch)
         let told = issues.issues.map(\.description) + [mismatch?.description ?? ""]
         #expect(told.count == 2)
-        #expect(!told.contains { $0.contains("keep-3e1d") })
+        #expect(!told.contains { $0.contains("never-in-a-file-keep-3e1d") })
 
         // A value outside the allowed ones is refused without being quoted.
         let level = Preferences.Key<String>(
             "level", default: "low", allowed: ["low", "high"], storedAs: .secret)
-        let notAllowed = #expect(throws: PreferenceError.self) { try prefs.set("sekrit-level", for: level) }
+        let notAllowed = #expect(throws: PreferenceError.self) {
+            try prefs.set("never-in-a-file-sekrit-level", for: level)
+        }
         #expect(notAllowed?.kind == .notAllowed)
-        #expect(notAllowed?.description.contains("sekrit-level") == false)
+        #expect(notAllowed?.description.contains("never-in-a-file-sekrit-level") == false)
     }
 
     @Test func describedAsSecret() {

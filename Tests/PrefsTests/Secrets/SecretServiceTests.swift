@@ -33,7 +33,7 @@
         @Test func storedInTheKeyringAndInNoFile() throws {
             guard SecretServiceDaemon.shared != nil else { return }
             let (prefs, folder, service) = try handle()
-            let secret = "ss-token-4b1f0e"
+            let secret = "never-in-a-file-ss-token-4b1f0e"
             try prefs.set(secret, for: Self.token)
             try prefs.set(["requests": 41, "burst": 7], for: Self.settings)
             #expect(prefs[Self.token] == secret)
@@ -66,18 +66,19 @@
             guard SecretServiceDaemon.shared != nil else { return }
             let (prefs, folder, service) = try handle()
             let path = folder.appendingPathComponent("app.sqlite").path
-            try prefs.set("from-here", for: Self.token)
-            #expect(try Helper.run(["secret", path, service, "apiToken"]).stdout == "from-here")
+            try prefs.set("never-in-a-file-from-here", for: Self.token)
+            #expect(
+                try Helper.run(["secret", path, service, "apiToken"]).stdout == "never-in-a-file-from-here")
 
             let seen = Locked<[String?]>([])
             let observation = prefs.observe(Self.token, initial: false) { value in
                 seen.withLock { $0.append(value) }
             }
             defer { observation.cancel() }
-            let wrote = try Helper.run(["secret", path, service, "apiToken", "from-there"])
+            let wrote = try Helper.run(["secret", path, service, "apiToken", "never-in-a-file-from-there"])
             #expect(wrote.stdout == "wrote", "\(wrote.stderr)")
-            #expect(await eventually { seen.withLock { $0 }.last == "from-there" })
-            #expect(prefs[Self.token] == "from-there")
+            #expect(await eventually { seen.withLock { $0 }.last == "never-in-a-file-from-there" })
+            #expect(prefs[Self.token] == "never-in-a-file-from-there")
             _ = try Helper.run(["secret", path, service, "apiToken", "-"])
             #expect(await eventually { prefs[Self.token] == nil })
         }
@@ -86,7 +87,7 @@
             guard let daemon = SecretServiceDaemon.shared else { return }
             let issues = IssueRecorder()
             let (prefs, folder, service) = try handle(issues)
-            try prefs.set("before-the-outage", for: Self.token)
+            try prefs.set("never-in-a-file-before-the-outage", for: Self.token)
             daemon.stopKeyring()
             defer { try? daemon.startKeyring() }
 
@@ -98,7 +99,7 @@
             #expect(issues.issues.count == 1)
             let stampBefore = prefs.store.value(forKey: "prefs.secret:apiToken")
             let write = #expect(throws: StoreError.self) {
-                try prefs.set("during-the-outage", for: Self.token)
+                try prefs.set("never-in-a-file-during-the-outage", for: Self.token)
             }
             #expect(write?.kind == .secretStoreUnavailable)
             #expect(write?.keys == ["apiToken"])
@@ -106,21 +107,23 @@
 
             try daemon.startKeyring()
             let (after, _, _) = try handle(issues, folder: folder, service: service)
-            #expect(try after.value(for: Self.token) == "before-the-outage")
-            try after.set("after-the-outage", for: Self.token)
-            #expect(prefs[Self.token] == "after-the-outage")
+            #expect(try after.value(for: Self.token) == "never-in-a-file-before-the-outage")
+            try after.set("never-in-a-file-after-the-outage", for: Self.token)
+            #expect(prefs[Self.token] == "never-in-a-file-after-the-outage")
         }
 
         @Test func aLockedKeyringIsSaidAndUnlockingBringsItBack() throws {
             guard let daemon = SecretServiceDaemon.shared else { return }
             let (prefs, folder, service) = try handle()
-            try prefs.set("kept-while-locked", for: Self.token)
+            try prefs.set("never-in-a-file-kept-while-locked", for: Self.token)
             try daemon.lockKeyring()
             let (fresh, _, _) = try handle(folder: folder, service: service)
             let read = #expect(throws: StoreError.self) { try fresh.value(for: Self.token) }
             #expect(read?.kind == .protectedDataUnavailable)
             #expect(read?.message.contains("locked") == true)
-            let write = #expect(throws: StoreError.self) { try fresh.set("refused", for: Self.token) }
+            let write = #expect(throws: StoreError.self) {
+                try fresh.set("never-in-a-file-refused", for: Self.token)
+            }
             #expect(write?.kind == .protectedDataUnavailable)
             #expect(throws: StoreError.self) { try fresh.set(nil, for: Self.token) }
 
@@ -128,7 +131,7 @@
             daemon.stopKeyring()
             try daemon.startKeyring()
             let (unlocked, _, _) = try handle(folder: folder, service: service)
-            #expect(try unlocked.value(for: Self.token) == "kept-while-locked")
+            #expect(try unlocked.value(for: Self.token) == "never-in-a-file-kept-while-locked")
         }
 
         @Test func withoutASessionBusItSaysWhatIsMissing() throws {
@@ -136,14 +139,15 @@
             let folder = ScratchFolder.make("secret-no-bus")
             let path = folder.appendingPathComponent("app.sqlite").path
             let output = try ChildProcess.run(
-                Helper.executable, ["secret", path, "com.example.nobus", "apiToken", "never-stored"],
+                Helper.executable,
+                ["secret", path, "com.example.nobus", "apiToken", "never-in-a-file-never-stored"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "DISPLAY": nil])
             #expect(output.status == 3)
             #expect(
                 output.stdout.hasPrefix("error: secretStoreUnavailable: no D-Bus session bus"),
                 "\(output.stdout)")
             // Nothing written anywhere instead: not the value, not a stamp.
-            #expect(SecretFiles.holding("never-stored", under: folder) == [])
+            #expect(SecretFiles.holding("never-in-a-file-never-stored", under: folder) == [])
             #expect(try SQLiteStore(path: path).snapshot().isEmpty)
         }
     }

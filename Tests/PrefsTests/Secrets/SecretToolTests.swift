@@ -28,7 +28,7 @@
             let program = Preferences(store: try SQLiteStore(path: path))
             let token = Preferences.Key<String?>("apiToken", help: "The service's token", storedAs: .secret)
             try program.publish(token, Preferences.Key<Double>("volume", default: 0.5))
-            let secret = "tool-secret-81f2c0"
+            let secret = "never-in-a-file-tool-secret-81f2c0"
             try program.set(secret, for: token)
 
             let read = try prefs("read", domain, "apiToken")
@@ -50,8 +50,8 @@
             #expect(!(try prefs("export", domain, "-")).stdout.contains(secret))
 
             // Written and reset through the tool, into the secret store; the program sees it.
-            #expect(try prefs("write", domain, "apiToken", "from-the-tool").status == 0)
-            #expect(program[token] == "from-the-tool")
+            #expect(try prefs("write", domain, "apiToken", "never-in-a-file-from-the-tool").status == 0)
+            #expect(program[token] == "never-in-a-file-from-the-tool")
             #expect(try prefs("reset", domain, "apiToken").status == 0)
             #expect(program[token] == nil)
             let unset = try prefs("read", domain, "apiToken")
@@ -60,7 +60,7 @@
             try program.set(secret, for: token)
             try (program.store as! SQLiteStore).flush()
             #expect(SecretFiles.holding(secret, under: home) == [])
-            #expect(SecretFiles.holding("from-the-tool", under: home) == [])
+            #expect(SecretFiles.holding("never-in-a-file-from-the-tool", under: home) == [])
         }
     }
 #endif
