@@ -1,28 +1,32 @@
 import Foundation
 
 extension PreferenceMigration {
-    /// A step moving the value an older release kept as a plain preference (under `oldName`, by
-    /// default the key's own name) into the system's secret store as `key`'s secret, and erasing
-    /// every plain copy: the store's value, and the bytes it left in the store's files (the
-    /// SQLite store's journal records, free pages and write-ahead log); nothing when no plain
-    /// value is stored.
+    /// A step moving the value an older release kept as a plain preference under `oldKey` into
+    /// the system's secret store as `key`'s secret, and erasing every plain copy.
+    ///
+    /// The plain copies are the store's value and the bytes it left in the store's files (the
+    /// SQLite store's journal records, free pages and write-ahead log). Nothing happens when no
+    /// plain value is stored. Like ``rename(version:_:to:)``, it names the old key as stored
+    /// (often the secret key's own name).
     ///
     /// ```swift
     /// extension Preferences.Keys {
     ///     static let apiToken = Key<String?>("apiToken", storedAs: .secret)
     /// }
-    /// try prefs.migrate([.moveToSecret(version: 1, .apiToken)])
+    /// try prefs.migrate([.moveToSecret(version: 1, "apiToken", to: .apiToken)])
     /// ```
     ///
     /// The secret is stored before the plain value is removed, in the step's transaction: a
     /// failure of either leaves the plain value where it was, and the step runs again at the
     /// next `migrate`. A plain value the key's type cannot read is not moved: the step fails,
     /// naming its type (never the value). When the files cannot be cleaned after the move
-    /// (another process still reading the old pages), `migrate` throws, saying so.
+    /// (another process still reading the old pages), `migrate` throws, saying so. Like every
+    /// step, it runs once: a plain value written after it ran (by an older release still
+    /// running, or after a downgrade) stays where it was.
     public static func moveToSecret<Value>(
-        version: Int, _ key: Preferences.Key<Value>, from oldName: String? = nil
+        version: Int, _ oldKey: String, to key: Preferences.Key<Value>
     ) -> PreferenceMigration {
-        let old = oldName ?? key.name
+        let old = oldKey
         var step = PreferenceMigration(version: version, name: "move \(old) into the secret store") {
             update in
             guard key.isSecret else {

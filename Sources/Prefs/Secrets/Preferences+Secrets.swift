@@ -29,14 +29,19 @@ extension Preferences {
             }
             return try decodeSecret(stored, for: key)
         } catch {
-            let cause =
-                error as? PreferenceError
-                ?? PreferenceError(.unreadable, "\(error)", underlying: error)
             diagnostics.report(
                 PreferenceIssue(
-                    key: key.name, store: secrets.backend.name, kind: .readFellBackToDefault(cause)))
+                    key: key.name, store: secrets.backend.name,
+                    kind: .readFellBackToDefault(Self.readFailure(error))))
             return key.defaultValue
         }
+    }
+
+    /// A secret store's failure as a read's: its message alone (the issue names the store).
+    private static func readFailure(_ error: any Error) -> PreferenceError {
+        if let error = error as? PreferenceError { return error }
+        let message = (error as? StoreError)?.message ?? "\(error)"
+        return PreferenceError(.unreadable, message, underlying: error)
     }
 
     /// The value an observer is given for a change of the secret's stamp: the default when it
@@ -65,8 +70,7 @@ extension Preferences {
             diagnostics.report(
                 PreferenceIssue(
                     key: name, store: secrets.backend.name,
-                    kind: .readFellBackToDefault(PreferenceError(.unreadable, "\(error)", underlying: error)))
-            )
+                    kind: .readFellBackToDefault(Self.readFailure(error))))
             return false
         }
     }

@@ -167,7 +167,7 @@ import Testing
         let secrets = SecretStore.memory()
         let store = try SQLiteStore(path: path)
         let prefs = Preferences(store: store, secrets: secrets)
-        let reached = try prefs.migrate([.moveToSecret(version: 1, Self.token)])
+        let reached = try prefs.migrate([.moveToSecret(version: 1, "apiToken", to: Self.token)])
         #expect(reached == 1)
         #expect(prefs[Self.token] == secret)
         #expect(store.value(forKey: "apiToken") == nil)
@@ -177,7 +177,7 @@ import Testing
 
         // Once: a second run moves nothing and keeps the secret.
         try prefs.store.setValue(.string("written-after"), forKey: "apiToken")
-        try prefs.migrate([.moveToSecret(version: 1, Self.token)])
+        try prefs.migrate([.moveToSecret(version: 1, "apiToken", to: Self.token)])
         #expect(prefs[Self.token] == secret)
     }
 
@@ -205,7 +205,7 @@ import Testing
         let prefs = Preferences(store: MemoryStore(), secrets: .memory())
         try prefs.store.setValue(.data(Data("raw-9f".utf8)), forKey: "apiToken")
         let failed = #expect(throws: PreferenceError.self) {
-            try prefs.migrate([.moveToSecret(version: 1, Self.token)])
+            try prefs.migrate([.moveToSecret(version: 1, "apiToken", to: Self.token)])
         }
         #expect(failed?.kind == .migrationFailed)
         #expect(failed?.description.contains("raw-9f") == false)

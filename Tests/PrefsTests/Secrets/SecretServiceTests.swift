@@ -97,6 +97,9 @@
             #expect(read?.message.contains("Secret Service") == true, "\(read?.message ?? "")")
             #expect(fresh[Self.token] == nil)
             #expect(issues.issues.count == 1)
+            // Told once, the store named once: not "in the Secret Service: the Secret Service: …".
+            let told = issues.issues.first?.description ?? ""
+            #expect(!told.contains("Secret Service: the Secret Service"), "\(told)")
             let stampBefore = prefs.store.value(forKey: "prefs.secret:apiToken")
             let write = #expect(throws: StoreError.self) {
                 try prefs.set("never-in-a-file-during-the-outage", for: Self.token)
