@@ -33,19 +33,23 @@ extension PropertyListValue {
     }
 
     /// How many bytes the value's stored encoding takes (what
-    /// ``writeStoredEncoding(to:)`` writes).
+    /// ``writeStoredEncoding(to:)`` writes); `Int.max` when that is more than an `Int` holds
+    /// (on a 32-bit `Int`, an array of copies of one large `Data`), which every caller refuses.
     package var storedEncodingCount: Int {
         switch self {
         case .bool: 1
         case .integer, .unsignedInteger, .double, .date: 9
-        case .string(let text): 1 + Self.lengthCount(text.utf8.count) + text.utf8.count
-        case .data(let data): 1 + Self.lengthCount(data.count) + data.count
+        case .string(let text): (1 + Self.lengthCount(text.utf8.count)).addingSaturated(text.utf8.count)
+        case .data(let data): (1 + Self.lengthCount(data.count)).addingSaturated(data.count)
         case .array(let elements):
-            elements.reduce(1 + Self.lengthCount(elements.count)) { $0 + $1.storedEncodingCount }
+            elements.reduce(1 + Self.lengthCount(elements.count)) {
+                $0.addingSaturated($1.storedEncodingCount)
+            }
         case .dictionary(let entries):
             entries.reduce(1 + Self.lengthCount(entries.count)) { total, entry in
                 let key = entry.key.utf8.count
-                return total + Self.lengthCount(key) + key + entry.value.storedEncodingCount
+                return total.addingSaturated(Self.lengthCount(key) + key).addingSaturated(
+                    entry.value.storedEncodingCount)
             }
         }
     }

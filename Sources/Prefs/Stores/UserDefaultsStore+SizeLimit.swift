@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 
 /// The size limit of a `UserDefaults` domain, and the running estimate a store keeps of its
 /// domain's size, so a write that `UserDefaults` would drop is refused instead.
@@ -63,7 +64,7 @@ struct DomainSizeLedger {
         for (key, object) in domain {
             let size = Self.entrySize(key: key, object: object)
             entries[StoreKey(key)] = size
-            total += size
+            total = total.addingSaturated(size)
         }
         self.entries = entries
         self.total = total
@@ -86,7 +87,7 @@ struct DomainSizeLedger {
         for (key, value) in writes {
             let before = written[key] ?? entries[key]
             let after = value.map { Self.entrySize(key: key.name, value: $0) }
-            total += (after ?? 0) - (before ?? 0)
+            total = total.addingSaturated(after ?? 0).addingSaturated(-(before ?? 0))
             written[key] = .some(after)
             sizes.append((key, after))
         }
@@ -101,7 +102,7 @@ struct DomainSizeLedger {
 
     /// The size of the entry `key` = `value` in a binary plist's top dictionary.
     static func entrySize(key: String, value: PropertyListValue) -> Int {
-        objectSize(string: key) + objectSize(value)
+        objectSize(string: key).addingSaturated(objectSize(value))
     }
 
     /// The size of an entry as `UserDefaults` holds it: a property-list object, or (for one the
@@ -144,12 +145,16 @@ struct DomainSizeLedger {
         case .unsignedInteger(let integer): return perObject + 1 + (integer > UInt64(Int64.max) ? 16 : 8)
         case .double, .date: return perObject + 1 + 8
         case .string(let string): return objectSize(string: string)
-        case .data(let data): return perObject + 1 + countSize(data.count) + data.count
+        case .data(let data): return (perObject + 1 + countSize(data.count)).addingSaturated(data.count)
+        // Saturated sums: copies of one large value in an array take its memory once, and a
+        // 32-bit Int (every Apple Watch) would overflow counting their encoding.
         case .array(let elements):
-            return elements.reduce(perObject + 1 + countSize(elements.count)) { $0 + objectSize($1) }
+            return elements.reduce(perObject + 1 + countSize(elements.count)) {
+                $0.addingSaturated(objectSize($1))
+            }
         case .dictionary(let entries):
             return entries.reduce(perObject + 1 + countSize(entries.count)) {
-                $0 + objectSize(string: $1.key) + objectSize($1.value)
+                $0.addingSaturated(objectSize(string: $1.key)).addingSaturated(objectSize($1.value))
             }
         }
     }

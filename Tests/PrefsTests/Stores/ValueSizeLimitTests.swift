@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 import PrefsTestSupport
 import Testing
 
@@ -12,6 +13,24 @@ import Testing
 /// domain past the platform's limit first (4 MiB).
 @Suite struct ValueSizeLimitTests {
     static let tooLarge = String(repeating: "x", count: PropertyListValue.largestStoredSize)
+
+    /// Copies of one `Data` take its memory once and their encoding each time: 600 copies of
+    /// 4 MiB are 4 MiB in memory and 2.4 GiB encoded, past a 32-bit `Int` (every Apple Watch),
+    /// where counting them overflowed and trapped. Refused as too large, the count saturating.
+    @Test(arguments: StoreKind.allCases)
+    func copiesOfOneLargeDataAreRefusedNotCountedPastAnInt(kind: StoreKind) throws {
+        let prefs = Preferences(store: kind.makeStore(), diagnostics: PreferenceDiagnostics { _ in })
+        let thumbnails = Preferences.Key<[Data]>("thumbnails", default: [])
+        let shared = Data(count: 4 << 20)
+        let refused = #expect(throws: StoreError.self) {
+            try prefs.set(Array(repeating: shared, count: 600), for: thumbnails)
+        }
+        #expect(refused?.kind == .tooLarge)
+        #expect(!prefs.hasValue(for: thumbnails))
+        #expect(Int.max.addingSaturated(1) == .max)
+        #expect(Int(Int32.max).addingSaturated(Int(Int32.max)) == 2 * Int(Int32.max))
+        #expect(Int.min.addingSaturated(-1) == .min)
+    }
 
     @Test(arguments: StoreKind.allCases)
     func aValueOverTheLimitIsRefusedAndNothingChanges(kind: StoreKind) throws {
