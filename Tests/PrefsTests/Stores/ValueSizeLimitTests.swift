@@ -14,9 +14,11 @@ import Testing
 @Suite struct ValueSizeLimitTests {
     static let tooLarge = String(repeating: "x", count: PropertyListValue.largestStoredSize)
 
-    /// Copies of one `Data` take its memory once and their encoding each time: 600 copies of
-    /// 4 MiB are 4 MiB in memory and 2.4 GiB encoded, past a 32-bit `Int` (every Apple Watch),
-    /// where counting them overflowed and trapped. Refused as too large, the count saturating.
+    /// Copies of one large `Data` are refused as too large, their count saturating.
+    ///
+    /// They take its memory once and their encoding each time: 600 copies of 4 MiB are 4 MiB in
+    /// memory and 2.4 GiB encoded, past a 32-bit `Int` (every Apple Watch), where counting them
+    /// overflowed and trapped.
     @Test(arguments: StoreKind.allCases)
     func copiesOfOneLargeDataAreRefusedNotCountedPastAnInt(kind: StoreKind) throws {
         let prefs = Preferences(store: kind.makeStore(), diagnostics: PreferenceDiagnostics { _ in })
