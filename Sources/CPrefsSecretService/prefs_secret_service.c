@@ -31,6 +31,13 @@ typedef int gboolean;
 static struct {
     void *(*bus_get_sync)(int bus_type, void *cancellable, GError **error);
     void (*set_exit_on_close)(void *connection, gboolean exit_on_close);
+    void (*proxy_set_default_timeout)(void *proxy, int timeout_msec);
+    void *(*connection_call_sync)(
+        void *connection, const char *bus_name, const char *object_path, const char *interface_name,
+        const char *method_name, void *parameters, const void *reply_type, int flags, int timeout_msec,
+        void *cancellable, GError **error);
+    void (*variant_unref)(void *value);
+    unsigned int (*io_error_quark)(void);
     void *(*hash_table_new)(unsigned int (*hash)(const void *), gboolean (*equal)(const void *, const void *));
     unsigned int (*str_hash)(const void *);
     gboolean (*str_equal)(const void *, const void *);
@@ -71,6 +78,8 @@ static void *schema;
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 
 enum {
+    PREFS_SECRET_TIMEOUT_MS = 5000,
+    IO_ERROR_TIMED_OUT = 24,
     BUS_SESSION = 2,
     SERVICE_OPEN_SESSION = 1 << 1,
     SEARCH_ALL = 1 << 1,
@@ -117,6 +126,10 @@ static void load(void) {
     // dlsym on libsecret's handle also finds the GLib and GIO it depends on.
     FIND(bus_get_sync, "g_bus_get_sync");
     FIND(set_exit_on_close, "g_dbus_connection_set_exit_on_close");
+    FIND(proxy_set_default_timeout, "g_dbus_proxy_set_default_timeout");
+    FIND(connection_call_sync, "g_dbus_connection_call_sync");
+    FIND(variant_unref, "g_variant_unref");
+    FIND(io_error_quark, "g_io_error_quark");
     FIND(hash_table_new, "g_hash_table_new");
     FIND(str_hash, "g_str_hash");
     FIND(str_equal, "g_str_equal");
@@ -168,7 +181,22 @@ static void *connect_service(char **message) {
         return NULL;
     }
     lib.set_exit_on_close(bus, 0);
+    // One round trip with a bound first: a daemon that stopped answering would hold libsecret's
+    // own first calls for D-Bus's 25 s each (50 s measured with the daemon stopped).
+    void *pong = lib.connection_call_sync(
+        bus, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.DBus.Peer", "Ping", NULL,
+        NULL, 0, PREFS_SECRET_TIMEOUT_MS, NULL, &error);
     lib.object_unref(bus);
+    if (!pong) {
+        int timed_out = error && error->domain == lib.io_error_quark() && error->code == IO_ERROR_TIMED_OUT;
+        *message = formatted(
+            timed_out ? "the Secret Service did not answer within 5 s (its daemon is stopped or too busy): %s"
+                      : "nothing on the session bus provides the Secret Service (start gnome-keyring-daemon or KWallet): %s",
+            error ? error->message : "");
+        if (error) lib.error_free(error);
+        return NULL;
+    }
+    lib.variant_unref(pong);
     void *service = lib.service_get_sync(SERVICE_OPEN_SESSION, NULL, &error);
     if (!service) {
         *message = formatted(
@@ -177,6 +205,9 @@ static void *connect_service(char **message) {
         if (error) lib.error_free(error);
         return NULL;
     }
+    // A daemon that stopped answering (stopped, or its machine busy) is given a few seconds,
+    // not D-Bus's 25: a read of a secret waits that long at most.
+    lib.proxy_set_default_timeout(service, PREFS_SECRET_TIMEOUT_MS);
     return service;
 }
 

@@ -78,11 +78,11 @@
                 writers.append((replica, child))
             }
             func stopWriter(_ child: ChildProcess) {
-                kill(child.process.processIdentifier, SIGKILL)
+                child.killIfRunning()
                 finished.append(child.finish())
                 writers.removeAll { $0.child === child }
             }
-            defer { for writer in writers { kill(writer.child.process.processIdentifier, SIGKILL) } }
+            defer { for writer in writers { writer.child.killIfRunning() } }
             for replica in 0..<3 {
                 // One first, so that the file exists before the others open it.
                 try startWriter(on: replica)

@@ -25,7 +25,7 @@
             }
             defer {
                 for child in children where child.isRunning {
-                    kill(child.process.processIdentifier, SIGKILL)
+                    child.killIfRunning()
                 }
             }
 
@@ -47,7 +47,7 @@
             #expect(await eventually { (try? server.clientConnections()) == 2 })
 
             let holder = try #require(holders().first)
-            kill(holder.process.processIdentifier, SIGKILL)
+            holder.killIfRunning()
             _ = holder.finish()
             let survivors = children.filter { $0 !== holder }
             let started = Date()
@@ -66,7 +66,7 @@
                     }
                 }, "writes go on arriving")
             #expect(await eventually { (try? server.clientConnections()) == 2 }, "the new holder's alone")
-            for child in survivors { kill(child.process.processIdentifier, SIGKILL) }
+            for child in survivors { child.killIfRunning() }
         }
     }
 #endif

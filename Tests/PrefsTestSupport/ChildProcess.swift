@@ -261,6 +261,10 @@ import Foundation
         }
 
         /// Kills the child if it still runs (for a `defer`), without waiting for it to end.
+        ///
+        /// Never `kill` a child's id without asking: once Foundation has collected it, the id may
+        /// be another process's (this machine's ids wrap at 32,768), such as a test's keyring
+        /// daemon.
         public func killIfRunning() {
             if isRunning { kill(process.processIdentifier, SIGKILL) }
         }

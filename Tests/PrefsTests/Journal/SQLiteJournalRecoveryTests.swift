@@ -158,7 +158,7 @@
             let path = TestFiles.uniquePath()
             let holder = try Helper.start(["sqlite-hold-lock", path])
             defer {
-                kill(holder.process.processIdentifier, SIGKILL)
+                holder.killIfRunning()
                 _ = holder.finish()
             }
             #expect(await eventually(within: 30) { holder.currentStdout.contains("holding") })

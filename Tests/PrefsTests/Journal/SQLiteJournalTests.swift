@@ -30,7 +30,7 @@
                 defer { round += 1 }
                 let writer = try Helper.start(["sqlite-ack-writer", path, "4000"])
                 usleep(UInt32(50_000 + (round * 7_919) % 150_000))
-                kill(writer.process.processIdentifier, SIGKILL)
+                writer.killIfRunning()
                 let output = writer.finish()
                 #expect(output.status == SIGKILL, "round \(round): killed, not finished: \(output.stderr)")
                 let printed = acknowledged(output)
@@ -111,7 +111,7 @@
             for round in 0..<stressRounds(local: 10, ci: 30) {
                 let updater = try Helper.start(["sqlite-ack-updater", path])
                 usleep(UInt32(40_000 + (round * 7_919) % 100_000))
-                kill(updater.process.processIdentifier, SIGKILL)
+                updater.killIfRunning()
                 let output = updater.finish()
                 #expect(output.status == SIGKILL, "round \(round): \(output.stderr)")
                 highest = max(highest, acknowledged(output).last ?? 0)

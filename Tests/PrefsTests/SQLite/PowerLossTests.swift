@@ -109,7 +109,7 @@
                     ["sqlite-ack-writer", path, "4000", mode == "powerSafe" ? "0" : "300"],
                     environment: recorded.environment.merging(["PREFS_TEST_DURABILITY": mode]) { $1 })
                 usleep(UInt32.random(in: 200_000...1_500_000, using: &generator))
-                kill(writer.process.processIdentifier, SIGKILL)
+                writer.killIfRunning()
                 let output = writer.finish()
                 let acknowledged = output.stdout.split(separator: "\n").compactMap { Int($0) }
                 #expect(output.status == SIGKILL, "the writer ended early: \(output.stderr)")

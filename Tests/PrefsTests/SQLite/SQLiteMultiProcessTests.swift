@@ -47,7 +47,7 @@
                 let writer = try Helper.start(["sqlite-ack-writer", path])
                 // A different moment each round: some kills land while the file is being created.
                 usleep(UInt32(5_000 + (round * 7_919) % 120_000))
-                kill(writer.process.processIdentifier, SIGKILL)
+                writer.killIfRunning()
                 let output = writer.finish()
                 #expect(output.status == SIGKILL, "round \(round): the writer was killed, not finished")
                 let printed = output.stdout.split(separator: "\n").compactMap { Int($0) }

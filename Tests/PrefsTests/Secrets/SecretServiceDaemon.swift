@@ -17,9 +17,20 @@
         private let bus: ChildProcess
         private var keyring: ChildProcess?
 
-        /// The running daemon, or `nil` (skipped, or recorded as a failure with `CI=true`) where
-        /// `dbus-daemon` or `gnome-keyring-daemon` is missing.
-        static let shared: SecretServiceDaemon? = {
+        /// The running daemon for a test, started again (and said why) when the last one ended
+        /// by itself; `nil` (skipped, or recorded as a failure with `CI=true`) where `dbus-daemon`
+        /// or `gnome-keyring-daemon` is missing.
+        static var ready: SecretServiceDaemon? {
+            guard let daemon = shared else { return nil }
+            do {
+                try daemon.restartIfEnded()
+            } catch {
+                Issue.record("the keyring daemon could not be started again: \(error)")
+            }
+            return daemon
+        }
+
+        private static let shared: SecretServiceDaemon? = {
             let programs = ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", "/usr/bin/gnome-keyring-daemon"]
             let missing = programs.filter { !FileManager.default.isExecutableFile(atPath: $0) }
             guard missing.isEmpty else {
@@ -127,12 +138,39 @@
                 URL(fileURLWithPath: "/bin/sh"), ["-c", script, "sh"] + command, environment: variables)
         }
 
+        /// Starts the keyring daemon again when it ended without being asked, printing how it
+        /// ended (a test needs a running daemon, whatever ended the last one).
+        func restartIfEnded() throws {
+            guard let keyring, !keyring.isRunning || !owned() else { return }
+            let output = keyring.stop(SIGTERM)
+            print(
+                "SecretServiceDaemon: the keyring daemon had ended (status \(output.status)): \(output.stderr.suffix(2_000))"
+            )
+            self.keyring = nil
+            try startKeyring()
+        }
+
         /// Ends the keyring daemon (the bus stays): the Secret Service goes away.
         func stopKeyring() {
             _ = keyring?.stop(SIGTERM)
             keyring = nil
             let deadline = Date().addingTimeInterval(10)
             while owned(), Date() < deadline { usleep(20_000) }
+        }
+
+        /// Stops (`SIGSTOP`) or continues (`SIGCONT`) the keyring daemon: a daemon that does not
+        /// answer, its connection left open.
+        func signalKeyring(_ signal: Int32) throws {
+            guard let shell = keyring?.process.processIdentifier else {
+                throw TestFailure("no keyring daemon")
+            }
+            let found = try ChildProcess.run(
+                URL(fileURLWithPath: "/usr/bin/pgrep"), ["-P", String(shell), "-f", "gnome-keyring"])
+            guard let daemon = Int32(found.stdout.split(separator: "\n").first ?? "") else {
+                throw TestFailure(
+                    "the keyring daemon's process was not found: \(found.stdout) \(found.stderr)")
+            }
+            kill(daemon, signal)
         }
 
         /// Locks the login keyring, as a screen lock or `secret-tool lock` does.

@@ -31,7 +31,7 @@
         }
 
         @Test func storedInTheKeyringAndInNoFile() throws {
-            guard SecretServiceDaemon.shared != nil else { return }
+            guard SecretServiceDaemon.ready != nil else { return }
             let (prefs, folder, service) = try handle()
             let secret = "never-in-a-file-ss-token-4b1f0e"
             try prefs.set(secret, for: Self.token)
@@ -63,7 +63,7 @@
         }
 
         @Test func anotherProcessWritesAndThisOneSees() async throws {
-            guard SecretServiceDaemon.shared != nil else { return }
+            guard SecretServiceDaemon.ready != nil else { return }
             let (prefs, folder, service) = try handle()
             let path = folder.appendingPathComponent("app.sqlite").path
             try prefs.set("never-in-a-file-from-here", for: Self.token)
@@ -84,7 +84,7 @@
         }
 
         @Test func theDaemonGoingAwayIsAClearErrorAndLosesNothing() throws {
-            guard let daemon = SecretServiceDaemon.shared else { return }
+            guard let daemon = SecretServiceDaemon.ready else { return }
             let issues = IssueRecorder()
             let (prefs, folder, service) = try handle(issues)
             try prefs.set("never-in-a-file-before-the-outage", for: Self.token)
@@ -115,8 +115,26 @@
             #expect(prefs[Self.token] == "never-in-a-file-after-the-outage")
         }
 
+        @Test func aDaemonThatStopsAnsweringIsGivenFiveSeconds() throws {
+            guard let daemon = SecretServiceDaemon.ready else { return }
+            let (prefs, folder, service) = try handle()
+            try prefs.set("never-in-a-file-before-the-stop", for: Self.token)
+            try daemon.signalKeyring(SIGSTOP)
+            defer { try? daemon.signalKeyring(SIGCONT) }
+            let (fresh, _, _) = try handle(folder: folder, service: service)
+            let started = ContinuousClock.now
+            let read = #expect(throws: StoreError.self) { try fresh.value(for: Self.token) }
+            let waited = ContinuousClock.now - started
+            #expect(read?.kind == .secretStoreUnavailable)
+            #expect(read?.message.contains("did not answer") == true, "\(read?.message ?? "")")
+            // The bound is 5 s; D-Bus's own was 25 s a call, 50 s for a first read.
+            #expect(waited < .seconds(20), "\(waited)")
+            try daemon.signalKeyring(SIGCONT)
+            #expect(try fresh.value(for: Self.token) == "never-in-a-file-before-the-stop")
+        }
+
         @Test func aLockedKeyringIsSaidAndUnlockingBringsItBack() throws {
-            guard let daemon = SecretServiceDaemon.shared else { return }
+            guard let daemon = SecretServiceDaemon.ready else { return }
             let (prefs, folder, service) = try handle()
             try prefs.set("never-in-a-file-kept-while-locked", for: Self.token)
             try daemon.lockKeyring()
@@ -138,7 +156,7 @@
         }
 
         @Test func withoutASessionBusItSaysWhatIsMissing() throws {
-            guard SecretServiceDaemon.shared != nil else { return }
+            guard SecretServiceDaemon.ready != nil else { return }
             let folder = ScratchFolder.make("secret-no-bus")
             let path = folder.appendingPathComponent("app.sqlite").path
             let output = try ChildProcess.run(

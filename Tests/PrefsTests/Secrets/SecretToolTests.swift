@@ -12,7 +12,7 @@
     /// daemon.)
     extension SecretServiceTests {
         @Test func theToolShowsWhetherASecretIsSetAndTheValueOnlyWhenAsked() throws {
-            guard SecretServiceDaemon.shared != nil else { return }
+            guard SecretServiceDaemon.ready != nil else { return }
             let home = ScratchFolder.make("secret-tool")
             let configHome = home.appendingPathComponent("config")
             let domain = "com.example.secrets.\(UUID().uuidString.prefix(8))"
