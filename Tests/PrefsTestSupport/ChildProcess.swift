@@ -140,6 +140,13 @@ import Foundation
         /// by a long-lived child kept a reader waiting for the end of a pipe that never came).
         private static let spawning = NSLock()
 
+        /// Sets a variable of this process's environment while no child is being started: a
+        /// start copies the environment, and `setenv` moving it meanwhile crashed the copy
+        /// (`memcpy` in `Process.run`, seen in CI).
+        public static func setEnvironmentVariable(_ name: String, _ value: String) {
+            spawning.withLock { _ = setenv(name, value, 1) }
+        }
+
         /// Starts `executable` with `arguments` and this process's environment changed by
         /// `environment` (a `nil` value removes a variable); `input`, when given, is written to its
         /// standard input, which is then closed.
@@ -155,10 +162,11 @@ import Foundation
             let process = Process()
             process.executableURL = executable
             process.arguments = arguments
-            var variables = ProcessInfo.processInfo.environment
-            for (name, value) in environment { variables[name] = value }
-            process.environment = variables
             let (child, out, err) = try spawning.withLock {
+                // Read under the lock, where no one sets a variable (setEnvironmentVariable).
+                var variables = ProcessInfo.processInfo.environment
+                for (name, value) in environment { variables[name] = value }
+                process.environment = variables
                 let child = ChildProcess(process: process, stdin: Pipe())
                 let out = Pipe()
                 let err = Pipe()

@@ -84,7 +84,7 @@
                 }
                 usleep(20_000)
             }
-            setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
+            ChildProcess.setEnvironmentVariable("DBUS_SESSION_BUS_ADDRESS", address)
             try startKeyring()
         }
 
