@@ -14,8 +14,7 @@ extension Preferences {
     /// else the program's.
     static func secretService(_ secrets: SecretStore, for store: any PreferenceStore) -> String {
         if let service = secrets.service { return service }
-        let files = ((store as? SyncedStore)?.local ?? store) as? any PrefsOwnStore
-        if let domain = files?.domainForSecrets { return domain }
+        if let domain = filesStore(of: store)?.domainForSecrets { return domain }
         return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
@@ -57,7 +56,9 @@ extension Preferences {
 
     /// The secret's value, throwing what ``secretValue(of:)`` reports.
     func strictSecretValue<Value>(of key: Key<Value>) throws -> Value {
-        guard let stored = try storedSecret(key.name) else { return key.defaultValue }
+        guard let stored = try storedSecret(key.name, stampName: key.watchedName) else {
+            return key.defaultValue
+        }
         return try decodeSecret(stored, for: key)
     }
 

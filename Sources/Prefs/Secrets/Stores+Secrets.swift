@@ -22,7 +22,10 @@ extension UserDefaultsStore {
 
 extension Preferences {
     /// The store whose files hold the values: a synced store's local one.
-    var filesStore: (any PrefsOwnStore)? {
+    var filesStore: (any PrefsOwnStore)? { Self.filesStore(of: store) }
+
+    /// The same for `store`, before a handle on it exists.
+    static func filesStore(of store: any PreferenceStore) -> (any PrefsOwnStore)? {
         ((store as? SyncedStore)?.local ?? store) as? any PrefsOwnStore
     }
 }

@@ -147,6 +147,17 @@ import Testing
 
     // MARK: - Moving a secret out of plain settings
 
+    /// What an older release left at `path`: the token as a plain value (written twice, the first
+    /// time as "older-" and the token) among 200 others, moved into SQLite.
+    static func writeAsAnOlderRelease(_ token: String, at path: String) throws {
+        let store = try SQLiteStore(path: path)
+        let old = Preferences(store: store)
+        old[plainToken] = "older-\(token)"
+        old[plainToken] = token
+        for index in 0..<200 { old[Preferences.Key<Int>("filler\(index)", default: 0)] = index }
+        try store.flush()
+    }
+
     /// The plain value an older release wrote, with some history (the journal's records, pages
     /// SQLite rewrote), then the migration: the secret store has it, and no file of the store
     /// holds its bytes.
@@ -154,14 +165,7 @@ import Testing
         let folder = ScratchFolder.make("secret-move")
         let path = folder.appendingPathComponent("app.sqlite").path
         let secret = "plain-token-0d9e8a7b"
-        do {
-            let old = Preferences(store: try SQLiteStore(path: path))
-            old[Self.plainToken] = "older-\(secret)"
-            old[Self.plainToken] = secret
-            for index in 0..<200 { old[Preferences.Key<Int>("filler\(index)", default: 0)] = index }
-            try old.store.setValue(.string(secret), forKey: "apiToken")
-            try (old.store as! SQLiteStore).flush()
-        }
+        try Self.writeAsAnOlderRelease(secret, at: path)
         #expect(!SecretFiles.holding(secret, under: folder).isEmpty, "the plain value is in the files before")
 
         let secrets = SecretStore.memory()
@@ -187,13 +191,7 @@ import Testing
         let folder = ScratchFolder.make("secret-plain-remove")
         let path = folder.appendingPathComponent("app.sqlite").path
         let secret = "plain-token-5c4b3a21"
-        do {
-            let old = Preferences(store: try SQLiteStore(path: path))
-            old[Self.plainToken] = "older-\(secret)"
-            old[Self.plainToken] = secret
-            for index in 0..<200 { old[Preferences.Key<Int>("filler\(index)", default: 0)] = index }
-            try (old.store as! SQLiteStore).flush()
-        }
+        try Self.writeAsAnOlderRelease(secret, at: path)
         let store = try SQLiteStore(path: path)
         try Preferences(store: store).update { p in p[raw: "apiToken"] = nil }
         try store.flush()
