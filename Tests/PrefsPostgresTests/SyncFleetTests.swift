@@ -162,12 +162,12 @@
                     .hostKilledWhileCut:
                     break  // above
                 case .writerSuspended:
-                    let victim = writers[pick(0...(writers.count - 1))].child.process.processIdentifier
-                    kill(victim, SIGSTOP)
+                    let victim = writers[pick(0...(writers.count - 1))].child
+                    victim.signal(SIGSTOP)
                     // Resumed even when the test is cancelled: a writer left stopped would hold the
                     // journal's lock (and the run) for good.
                     try? await Task.sleep(for: .milliseconds(pick(500...2_000)))
-                    kill(victim, SIGCONT)
+                    victim.signal(SIGCONT)
                 }
             }
             // Within 1 s at p99 while a host was cut off. Run beside every other suite (swift

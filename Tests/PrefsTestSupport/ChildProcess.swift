@@ -122,17 +122,32 @@ import Foundation
     /// let output = child.finish()
     /// ```
     public final class ChildProcess: @unchecked Sendable {
-        /// The process (to kill it, or read its identifier).
-        public let process: Process
-        private let stdin: Pipe
+        /// The child's process id, to read what it holds (`/proc/<id>/…`) or compare; signal it
+        /// with ``signal(_:)``, which never reaches another process that took the id over.
+        public let processIdentifier: pid_t
         private let reading = DispatchGroup()
         private let lock = NSLock()
         private var stdoutData = Data()
         private var stderrData = Data()
+        /// Held while the child is collected or signalled, so that no signal goes to its id once
+        /// it is collected (the id may then be another's: this machine's ids wrap at 32,768).
+        private let reaping = NSLock()
+        /// How the child ended, once collected (``Spawn/endStatus(_:)``).
+        private var ended: Int32?
 
-        private init(process: Process, stdin: Pipe) {
-            self.process = process
-            self.stdin = stdin
+        private init(processIdentifier: pid_t) {
+            self.processIdentifier = processIdentifier
+        }
+
+        /// A child nobody waits for any more is collected when it ends, by a thread of its own:
+        /// uncollected, each would hold a process id until the test process ends.
+        deinit {
+            guard reaping.withLock({ ended == nil }) else { return }
+            let pid = processIdentifier
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            }
         }
 
         /// Held while a child is started: the pipes made for one child must not leak into
@@ -140,9 +155,8 @@ import Foundation
         /// by a long-lived child kept a reader waiting for the end of a pipe that never came).
         private static let spawning = NSLock()
 
-        /// Sets a variable of this process's environment while no child is being started: a
-        /// start copies the environment, and `setenv` moving it meanwhile crashed the copy
-        /// (`memcpy` in `Process.run`, seen in CI).
+        /// Sets a variable of this process's environment while no child is being started (a start
+        /// copies the environment, and `setenv` may move it meanwhile).
         public static func setEnvironmentVariable(_ name: String, _ value: String) {
             spawning.withLock { _ = setenv(name, value, 1) }
         }
@@ -159,35 +173,35 @@ import Foundation
                         + Products.searched.map(\.path).joined(separator: ", ")
                         + " (build them with `swift build --build-tests`, or set PREFS_TEST_PRODUCTS)")
             }
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let (child, out, err) = try spawning.withLock {
+            let (stdin, out, err) = (Pipe(), Pipe(), Pipe())
+            let child = try spawning.withLock {
                 // Read under the lock, where no one sets a variable (setEnvironmentVariable).
                 var variables = ProcessInfo.processInfo.environment
                 for (name, value) in environment { variables[name] = value }
-                process.environment = variables
-                let child = ChildProcess(process: process, stdin: Pipe())
-                let out = Pipe()
-                let err = Pipe()
                 // Close-on-exec on every end, once set: a child started by `system()` or by code that
-                // does not take this lock inherits none of them (the child still gets its own three,
-                // which the spawn duplicates onto 0, 1 and 2 without the flag).
-                for pipe in [child.stdin, out, err] {
+                // does not take this lock inherits none of them (the spawn closes them in its own
+                // child, and gives it the three it needs on 0, 1 and 2).
+                for pipe in [stdin, out, err] {
                     for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
                         _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
                     }
                 }
-                process.standardOutput = out
-                process.standardError = err
-                process.standardInput = child.stdin
-                try process.run()
-                return (child, out, err)
+                return ChildProcess(
+                    processIdentifier: try Spawn.start(
+                        executable.path, arguments, environment: variables,
+                        stdin: stdin.fileHandleForReading.fileDescriptor,
+                        stdout: out.fileHandleForWriting.fileDescriptor,
+                        stderr: err.fileHandleForWriting.fileDescriptor))
+            }
+            // The child's ends are the child's alone: an end left open here would keep a reader
+            // from ever seeing the end of the child's output.
+            for handle in [stdin.fileHandleForReading, out.fileHandleForWriting, err.fileHandleForWriting] {
+                try? handle.close()
             }
             child.collect(out, isStandardOutput: true)
             child.collect(err, isStandardOutput: false)
-            if let input { child.stdin.fileHandleForWriting.write(input) }
-            try? child.stdin.fileHandleForWriting.close()
+            if let input { stdin.fileHandleForWriting.write(input) }
+            try? stdin.fileHandleForWriting.close()
             return child
         }
 
@@ -231,17 +245,13 @@ import Foundation
         /// Bounded, so that a child that never ends fails its test instead of hanging the run: after
         /// `seconds` the child is killed (`SIGKILL`), and its output says so on standard error. Once
         /// the child has ended, its pipes get a few seconds more to reach their end (another process
-        /// holding one open cannot hold this up).
-        ///
-        /// The end is asked of the system (`waitid`, leaving the child for Foundation to collect),
-        /// not of `Process`, which learns of it only when every copy of a socket the child inherits
-        /// is closed, so a grandchild or a process started at the same moment can hide it.
+        /// holding one open, such as a grandchild, cannot hold this up).
         public func finish(within seconds: Double = 300) -> ChildOutput {
             var note = ""
             var status = waitForEnd(within: seconds)
             let killedAtBound = status == nil
             if killedAtBound {
-                kill(process.processIdentifier, SIGKILL)
+                signal(SIGKILL)
                 note = "\n[the test support killed this child: still running after \(Int(seconds)) s]"
                 status = waitForEnd(within: 30)
             }
@@ -264,55 +274,57 @@ import Foundation
         /// #expect(ended.status == 0)
         /// ```
         public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = 10) -> ChildOutput {
-            if isRunning { kill(process.processIdentifier, signal) }
+            self.signal(signal)
             return finish(within: seconds)
         }
 
         /// Kills the child if it still runs (for a `defer`), without waiting for it to end.
-        ///
-        /// Never `kill` a child's id without asking: once Foundation has collected it, the id may
-        /// be another process's (this machine's ids wrap at 32,768), such as a test's keyring
-        /// daemon.
         public func killIfRunning() {
-            if isRunning { kill(process.processIdentifier, SIGKILL) }
+            signal(SIGKILL)
+        }
+
+        /// Sends `signal` to the child unless it has ended (`SIGSTOP` and `SIGCONT` included).
+        ///
+        /// Never `kill` a child's id by hand: once collected, the id may be another process's,
+        /// such as a test's keyring daemon. The child is collected only here, under the same lock.
+        public func signal(_ signal: Int32) {
+            reaping.withLock {
+                if reap() == nil { kill(processIdentifier, signal) }
+            }
         }
 
         /// Whether the child has not ended yet.
-        public var isRunning: Bool { endStatus() == nil }
+        public var isRunning: Bool { reaping.withLock { reap() == nil } }
 
         /// The child's exit status (or the number of the signal that ended it) once it has ended,
         /// checked every 10 ms for at most `seconds`; `nil` while it still runs.
         private func waitForEnd(within seconds: Double) -> Int32? {
             let deadline = Date().addingTimeInterval(seconds)
             while true {
-                if let status = endStatus() { return status }
+                if let status = reaping.withLock({ reap() }) { return status }
                 if Date() > deadline { return nil }
                 usleep(10_000)
             }
         }
 
-        /// The child's exit status or ending signal when it has ended, `nil` while it runs.
-        private func endStatus() -> Int32? {
-            // Foundation first: once it has collected the child, the process id may be another's.
-            if !process.isRunning { return process.terminationStatus }
-            var info = siginfo_t()
-            let asked = waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT)
-            if asked == 0 {
-                // The exit status for CLD_EXITED, the signal's number for CLD_KILLED and CLD_DUMPED
-                // (as `Process.terminationStatus` gives them); no child's id while it still runs.
-                // Only an end counts: Darwin's `waitid` also reports a stopped child.
-                #if os(Linux)
-                    let (pid, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
-                #else
-                    let (pid, status) = (info.si_pid, info.si_status)
-                #endif
-                let code = Int(info.si_code)
-                let ended = code == Int(CLD_EXITED) || code == Int(CLD_KILLED) || code == Int(CLD_DUMPED)
-                return pid == process.processIdentifier && ended ? status : nil
+        /// How the child ended, collecting it if it just has; `nil` while it runs.
+        ///
+        /// Called with `reaping` held.
+        private func reap() -> Int32? {
+            if let ended { return ended }
+            var status: Int32 = 0
+            var result: pid_t
+            repeat {
+                result = waitpid(processIdentifier, &status, WNOHANG)
+            } while result == -1 && errno == EINTR
+            if result == processIdentifier {
+                ended = Spawn.endStatus(status)
+            } else if result == -1 {
+                // Not this process's child any more (collected by someone else): it has ended,
+                // and how is unknown.
+                ended = -1
             }
-            // Collected already (by Foundation): its own record is then about to say how it ended.
-            for _ in 0..<500 where process.isRunning { usleep(10_000) }
-            return process.isRunning ? nil : process.terminationStatus
+            return ended
         }
     }
 #endif

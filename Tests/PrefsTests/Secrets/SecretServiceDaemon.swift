@@ -20,16 +20,7 @@
         /// The running daemon for a test, started again (and said why) when the last one ended
         /// by itself; `nil` (skipped, or recorded as a failure with `CI=true`) where `dbus-daemon`
         /// or `gnome-keyring-daemon` is missing.
-        ///
-        /// Only in a test process of their own (`PREFS_SECRET_SERVICE_ALONE=1 swift test --filter
-        /// SecretServiceTests`, as CI runs them): beside every other suite, twice in five CI runs
-        /// a child started by another test crashed the whole test process inside Foundation's
-        /// `Process.run` (`memcpy`) while libsecret was in use here, cause not found yet.
         static var ready: SecretServiceDaemon? {
-            guard ProcessInfo.processInfo.environment["PREFS_SECRET_SERVICE_ALONE"] == "1" else {
-                announceAlone
-                return nil
-            }
             guard let daemon = shared else { return nil }
             do {
                 try daemon.restartIfEnded()
@@ -38,13 +29,6 @@
             }
             return daemon
         }
-
-        /// Said once: where these tests run.
-        private static let announceAlone: Void = {
-            print(
-                "SecretServiceTests: not run beside the other suites; run them alone: PREFS_SECRET_SERVICE_ALONE=1 swift test --filter SecretServiceTests"
-            )
-        }()
 
         private static let shared: SecretServiceDaemon? = {
             let programs = ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", "/usr/bin/gnome-keyring-daemon"]
@@ -177,7 +161,7 @@
         /// Stops (`SIGSTOP`) or continues (`SIGCONT`) the keyring daemon: a daemon that does not
         /// answer, its connection left open.
         func signalKeyring(_ signal: Int32) throws {
-            guard let shell = keyring?.process.processIdentifier else {
+            guard let shell = keyring?.processIdentifier else {
                 throw TestFailure("no keyring daemon")
             }
             let found = try ChildProcess.run(

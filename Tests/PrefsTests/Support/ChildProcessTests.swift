@@ -37,6 +37,31 @@
                 !output.stderr.contains("killed this child"), "ended by the signal sent, not at the bound")
         }
 
+        #if os(Linux)
+            /// A child holds its three streams and nothing else of this process's: a descriptor
+            /// opened here without close-on-exec (as C code and libraries open them) is not in it.
+            @Test func aChildHoldsOnlyItsThreeStreams() throws {
+                let inherited = open("/dev/null", O_RDONLY)
+                try #require(inherited >= 3)
+                defer { close(inherited) }
+                let child = try ChildProcess.start(URL(fileURLWithPath: "/bin/sleep"), ["600"])
+                defer { child.killIfRunning() }
+                let held = try FileManager.default.contentsOfDirectory(
+                    atPath: "/proc/\(child.processIdentifier)/fd")
+                #expect(Set(held) == ["0", "1", "2"], "the child holds \(held.sorted())")
+            }
+        #endif
+
+        /// A child that has ended and been collected is sent no signal: its id may be another's.
+        @Test func anEndedChildIsSentNoSignal() throws {
+            let child = try ChildProcess.start(URL(fileURLWithPath: "/bin/sh"), ["-c", "exit 7"])
+            #expect(child.finish(within: 30).status == 7)
+            #expect(!child.isRunning)
+            child.signal(SIGCONT)
+            child.killIfRunning()
+            #expect(child.finish(within: 30).status == 7, "the status it ended with stays")
+        }
+
         /// A child that ignores the signal sent is killed at the bound, and its output says so.
         @Test func aChildThatDoesNotEndOnItsSignalIsKilledAtTheBound() throws {
             let child = try ChildProcess.start(

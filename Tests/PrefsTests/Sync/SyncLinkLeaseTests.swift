@@ -58,7 +58,7 @@
             var samplesWithALock = 0
             var seen: [String] = []
             for _ in 0..<(3 * Self.leaseMilliseconds / 25) {
-                let held = Self.locks(of: first.process.processIdentifier)
+                let held = Self.locks(of: first.processIdentifier)
                 if !held.isEmpty {
                     samplesWithALock += 1
                     seen += held
@@ -70,7 +70,7 @@
             #expect(!second.currentStdout.contains("link"), "one link while its holder renews")
 
             // Suspended (as the system suspends an app): the lease runs out, the other takes over.
-            kill(first.process.processIdentifier, SIGSTOP)
+            first.signal(SIGSTOP)
             let stopped = Date()
             #expect(await eventually(within: 60) { second.currentStdout.contains("link") })
             let takeover = Date().timeIntervalSince(stopped)
@@ -81,10 +81,10 @@
             #expect(takeover < 45)
 
             // Back from suspension, the first finds its lease taken and gives the link up.
-            kill(first.process.processIdentifier, SIGCONT)
+            first.signal(SIGCONT)
             #expect(await eventually { first.currentStdout.contains("unlinked") })
             #expect(!second.currentStdout.contains("unlinked"), "the new holder keeps it")
-            #expect(SyncLink.holder(path: path + ".sync-link")?.process == second.process.processIdentifier)
+            #expect(SyncLink.holder(path: path + ".sync-link")?.process == second.processIdentifier)
         }
 
         /// A symbolic link at the link file's path is never followed (nor its target written).
