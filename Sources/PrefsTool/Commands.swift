@@ -10,6 +10,8 @@ struct Invocation: Sendable {
     var force = false
     /// `--show-secret`: `read` prints a secret key's value (otherwise only whether it is set).
     var showSecrets = false
+    /// `--stdin`: the value `write DOMAIN KEY` takes, read from standard input.
+    var input: String?
     let arguments: [String]
 
     func argument(_ index: Int) -> String { arguments[index] }
@@ -182,7 +184,7 @@ private func readType(_ invocation: Invocation) throws {
 
 private func write(_ invocation: Invocation) throws {
     let domain = invocation.argument(0)
-    if invocation.arguments.count == 2 {
+    if invocation.arguments.count == 2, invocation.input == nil {
         // `write DOMAIN 'PLIST'`: the whole domain, replaced in one transaction; old-style text
         // (every scalar a string) read as the declared types, and every declared key checked.
         let text = invocation.argument(1)
@@ -203,7 +205,11 @@ private func write(_ invocation: Invocation) throws {
     let declarations = try invocation.store.declarations(domain)
     let given = Array(invocation.arguments.dropFirst(2))
     let action: WriteAction
-    if let declared = declarations[key] {
+    if let text = invocation.input {
+        // From standard input: the text is the value itself, as the declared type or a string,
+        // never a type flag or plist text (a token may start with "-" or hold "=").
+        action = .set(try inputValue(text, for: key, declared: declarations[key], force: invocation.force))
+    } else if let declared = declarations[key] {
         // Text without a type flag (alone, or inside -array and -dict) is read as the declared
         // type; with --force, text that is not one is written as plist text, and said so below.
         let shape = DeclaredShape(declared)
@@ -235,6 +241,24 @@ private func write(_ invocation: Invocation) throws {
         let value = try action.apply(to: t[key], key: key)
         try checkDeclared(value, key: key, in: declarations, force: invocation.force)
         t[key] = value
+    }
+}
+
+/// The value `--stdin write DOMAIN KEY` writes: `text` read as the key's declared type (with
+/// `--force`, as a string when it is not one), or a string for an undeclared key.
+private func inputValue(
+    _ text: String, for key: String, declared: Preferences.KeyDescription?, force: Bool
+) throws -> PropertyListValue {
+    guard let declared else { return .string(text) }
+    do {
+        return try DeclaredShape(declared).parse(untyped: text, at: "")
+    } catch CLIError.badInput(let problem) {
+        guard force else {
+            throw CLIError.badInput(
+                "\(key) is declared \(declared.declared); \(problem); nothing was written (--force writes it anyway)"
+            )
+        }
+        return .string(text)
     }
 }
 

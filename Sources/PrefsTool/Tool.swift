@@ -71,6 +71,8 @@ enum Usage {
                  (without --store: $PREFS_STORE when set, else default)
           --json: print JSON instead of plist text
           --force: write a value the key's published declaration refuses
+          --stdin: write DOMAIN KEY takes its value from standard input, not the command line
+                   (where ps shows it): the text as the key's declared type, else a string
         """
 
     static var full: String {
@@ -93,6 +95,7 @@ package func runTool(_ arguments: [String]) throws {
     var json = false
     var force = false
     var showSecrets = false
+    var valueFromInput = false
     var namespace: String?
     var format = PlistText.FileFormat.xml
     var remaining = arguments[...]
@@ -121,6 +124,7 @@ package func runTool(_ arguments: [String]) throws {
         case "--json": json = true
         case "--force": force = true
         case "--show-secret": showSecrets = true
+        case "--stdin": valueFromInput = true
         case "--format": format = try formatValue(inlineValue ?? remaining.popFirst())
         case "--help":
             Output.line(Usage.full)
@@ -163,7 +167,33 @@ package func runTool(_ arguments: [String]) throws {
     var invocation = Invocation(store: store, json: json, format: format, arguments: commandArguments)
     invocation.force = force
     invocation.showSecrets = showSecrets
+    if valueFromInput {
+        guard command.name == "write", commandArguments.count == 2 else {
+            throw CLIError.usage("--stdin is for write DOMAIN KEY: the value is read from standard input")
+        }
+        invocation.input = try readValueFromInput()
+    }
     try command.run(invocation)
+}
+
+/// What `--stdin` reads: standard input to its end, as UTF-8 text.
+///
+/// One final line break is dropped (`echo` adds one). Empty input is refused: a command that
+/// failed before the pipe must not write an empty value.
+private func readValueFromInput() throws -> String {
+    let data = FileHandle.standardInput.readDataToEndOfFile()
+    guard var text = String(data: data, encoding: .utf8) else {
+        throw CLIError.badInput("--stdin: standard input is not UTF-8 text; nothing was written")
+    }
+    if text.hasSuffix("\r\n") {
+        text.removeLast()  // "\r\n" is one Character
+    } else if text.hasSuffix("\n") {
+        text.removeLast()
+    }
+    guard !text.isEmpty else {
+        throw CLIError.badInput("--stdin: standard input was empty; nothing was written")
+    }
+    return text
 }
 
 extension Array where Element == String {

@@ -57,10 +57,19 @@
             let unset = try prefs("read", domain, "apiToken")
             #expect(unset.stderr.contains("is not set"), "\(unset.stderr)")
 
+            // From standard input, so that no other user sees it in `ps`: the text as it is.
+            let piped = try ChildProcess.run(
+                Products.executable("prefs"), ["--stdin", "write", domain, "apiToken"],
+                environment: environment,
+                input: Data("-never-in-a-file=piped\n".utf8))
+            #expect(piped.status == 0, "\(piped.stderr)")
+            #expect(program[token] == "-never-in-a-file=piped")
+
             try program.set(secret, for: token)
             try (program.store as! SQLiteStore).flush()
             #expect(SecretFiles.holding(secret, under: home) == [])
             #expect(SecretFiles.holding("never-in-a-file-from-the-tool", under: home) == [])
+            #expect(SecretFiles.holding("never-in-a-file=piped", under: home) == [])
         }
     }
 #endif
