@@ -43,6 +43,10 @@ package final class JournalWatch: @unchecked Sendable {
     /// for a read-only store, which cannot say it sleeps and so is never woken.
     let lookInterval: Duration
 
+    /// The shortest and the longest look interval; `refreshInterval` is taken within them.
+    package static let shortestInterval = Duration.milliseconds(1)
+    package static let longestInterval = Duration.seconds(365 * 86_400)
+
     /// Starts watching; `look` reads the journal and returns whether it found anything new.
     ///
     /// The watcher asks writers to wake it only while `wantsWakeups` says so (the store has
@@ -54,9 +58,13 @@ package final class JournalWatch: @unchecked Sendable {
         look: @escaping @Sendable () -> Bool
     ) {
         self.journal = journal
-        // A read-only store (or one with no journal at all) cannot say it sleeps, so nobody
-        // wakes it: it looks at least once a second, on every platform.
-        let interval = journal?.isWritable != true ? min(interval, .seconds(1)) : interval
+        // Between a millisecond and a year: Dispatch's timer traps on a negative interval or one
+        // past about 584 years (its nanoseconds in a `UInt64`), and one under a millisecond would
+        // keep a thread busy. A read-only store (or one with no journal at all) cannot say it
+        // sleeps, so nobody wakes it: it looks at least once a second, on every platform.
+        let interval = min(
+            max(interval, Self.shortestInterval),
+            journal?.isWritable != true ? .seconds(1) : Self.longestInterval)
         lookInterval = interval
         #if os(Linux)
             if let journal {

@@ -22,6 +22,12 @@ extension SQLiteStoreCore {
         guard let journal, journal.isWritable else {
             throw StoreError(path: path, kind: .readOnly, detail: "the store was opened read-only")
         }
+        // Every value within a value's limit, before anything changes, as every write checks:
+        // a domain `UserDefaults` took may hold a larger one, or many references to one large
+        // value whose encoding (each copy written out) a 32-bit `Int` cannot count.
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try value.checkStorable(key: key.name, store: path)
+        }
         let (outcome, wake) = try withWriter { writer in
             try fileCheck.verify(&writer.looks)
             return try sqlite.withDatabase(during: "moveIn") { database in
@@ -72,7 +78,14 @@ extension SQLiteStoreCore {
         let moved = try checkpointer.upsertRecords(
             of: journal, after: checkpointed, upTo: (journal.writeOffset, journal.generation),
             into: connection)
-        let sequence = max(journal.sequence, moved, checkpointed) + 1
+        let highest = max(journal.sequence, moved, checkpointed)
+        // A damaged or edited file's number (-1 read as `UInt64.max`) would overflow here.
+        guard highest < Journal.Layout.sequenceLimit else {
+            throw StoreError(
+                path: path, kind: .corrupt,
+                detail: "the store's sequence numbers are used up (\(highest) in the file)")
+        }
+        let sequence = highest + 1
         var copied: [String] = []
         var kept: [String] = []
         var listed = StoreConnection.MovedKeys()

@@ -88,13 +88,15 @@ package struct CalendarDate: Equatable {
 
     /// The instant a date written as the tool takes it names; `nil` unless it is one, and real.
     ///
-    /// `2024-05-01`, then optionally a time after `T` or a space (`12:00`, `12:00:00`,
+    /// `2024-05-01` (years of four to nine digits, after an optional `-`), then optionally a time after `T` or a space (`12:00`, `12:00:00`,
     /// `12:00:00.250`), then optionally a zone (`Z`, `UTC`, `GMT`, `+0200`, `+02:00`, `-05`);
     /// without a zone the time is UTC. The day must exist and the time of day be real.
     package static func parse(_ text: String) -> Date? {
         var scanner = FieldScanner(Array(text.utf8))
         let negative = scanner.take("-")
-        guard let yearDigits = scanner.digits(atLeast: 4, atMost: 12), let magnitude = Int64(yearDigits),
+        // At most nine digits: a billion years is 3·10¹⁶ seconds, well inside an `Int64`, where
+        // a year of twelve digits overflowed it (and stopped the tool) on the way to seconds.
+        guard let yearDigits = scanner.digits(atLeast: 4, atMost: 9), let magnitude = Int64(yearDigits),
             scanner.take("-"), let month = scanner.number(digits: 2), scanner.take("-"),
             let day = scanner.number(digits: 2)
         else { return nil }

@@ -92,6 +92,30 @@
             #expect(CalendarDate.parse("24-05-01") == nil)
         }
 
+        /// A year of ten or more digits is not a date the tool takes (it overflowed the seconds
+        /// and stopped the tool), from `-date` or from a file; nine digits still are.
+        @Test func aYearTooFarAwayIsRefusedNotATrap() throws {
+            #expect(CalendarDate.parse("999999999-12-31") != nil)
+            #expect(CalendarDate.parse("-999999999-01-01") != nil)
+            #expect(CalendarDate.parse("300000000000-01-01") == nil)
+            #expect(CalendarDate.parse("-300000000000-01-01T00:00:00Z") == nil)
+
+            let cli = try CLI()
+            defer { cli.remove() }
+            #expect(try cli.run("write", "far", "kept", "-date", "2024-05-01").status == 0)
+            let before = try cli.everything()
+            let written = try cli.run("write", "far", "when", "-date", "300000000000-01-01")
+            #expect(written.status == 64, "\(written.stderr)")
+            let file = cli.home.appendingPathComponent("far.plist")
+            try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>when</key><date>300000000000-01-01T00:00:00Z</date></dict></plist>
+            """.write(to: file, atomically: true, encoding: .utf8)
+            let imported = try cli.run("import", "far", file.path)
+            #expect(imported.status != 0 && imported.stderr.contains("not a date"), "\(imported.stderr)")
+            #expect(try cli.everything() == before)
+        }
+
         @Test func anInstantNoCalendarNamesStillPrints() {
             let far = Date(timeIntervalSinceReferenceDate: 1e300)
             #expect(CalendarDate(far) == nil)

@@ -110,6 +110,9 @@ extension Preferences {
     /// the caller writes beside it in the store (`nil`: removed), which this process's copy
     /// is now current at.
     func putSecret(_ value: PropertyListValue?, named name: String) throws -> PropertyListValue? {
+        // Within a value's limit, as every store's write is: encoding many copies of one large
+        // value would otherwise count past a 32-bit `Int` (every Apple Watch) and trap.
+        try value?.checkStorable(key: name, store: secrets.backend.name)
         do {
             try secrets.backend.setItem(
                 value.map(SecretItem.init), service: secretService, account: name,

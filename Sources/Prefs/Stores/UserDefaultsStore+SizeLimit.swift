@@ -32,8 +32,12 @@ extension UserDefaultsStore {
     /// How long a count of the domain is trusted before the store counts it again, to take in
     /// what other writers (another process, plain `UserDefaults` code) added: a second once the
     /// domain is past half its limit, ten below that.
+    ///
+    /// Compared without doubling `total`: an estimate that counts every reference to one large
+    /// value passes 2³⁰ (and saturates) long before the domain does, and doubled it would trap
+    /// on a 32-bit `Int` (every Apple Watch).
     static func recountInterval(total: Int, limit: Int) -> UInt64 {
-        total * 2 >= limit ? 1_000_000_000 : 10_000_000_000
+        total >= limit - limit / 2 ? 1_000_000_000 : 10_000_000_000
     }
 }
 

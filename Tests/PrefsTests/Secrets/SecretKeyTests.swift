@@ -138,6 +138,21 @@ import Testing
         #expect(notAllowed?.description.contains("never-in-a-file-sekrit-level") == false)
     }
 
+    /// A secret is held to a value's limit as a plain value is: refused before the secret store
+    /// or the stamp changes.
+    @Test func aSecretPastAValuesLimitIsRefusedAndNothingChanges() throws {
+        let secrets = SecretStore.memory()
+        let prefs = Preferences(store: MemoryStore(), secrets: secrets)
+        try prefs.set(Data([1, 2, 3]), for: Self.blob)
+        let refused = #expect(throws: StoreError.self) {
+            try prefs.set(Data(repeating: 7, count: 9 << 20), for: Self.blob)
+        }
+        #expect(refused?.kind == .tooLarge)
+        #expect(refused?.keys == ["blob"])
+        #expect(prefs[Self.blob] == Data([1, 2, 3]))
+        #expect(Preferences(store: prefs.store, secrets: secrets)[Self.blob] == Data([1, 2, 3]))
+    }
+
     @Test func describedAsSecret() {
         #expect(Self.token.keyDescription.isSecret)
         #expect(!Self.plainToken.keyDescription.isSecret)

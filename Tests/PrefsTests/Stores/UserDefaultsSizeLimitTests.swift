@@ -1,6 +1,7 @@
 import Foundation
-import Prefs
 import Testing
+
+@testable import Prefs
 
 /// A `UserDefaultsStore` refuses writes past its domain's size limit (issue 48, item 4).
 ///
@@ -104,6 +105,18 @@ import Testing
         defaults.removeObject(forKey: "big")
         try store.setValue(bytes(3_000), forKey: "other")
         #expect(store.value(forKey: "other") == bytes(3_000))
+    }
+
+    /// An estimate that counts each reference to one large value (an array of them) may pass
+    /// every `Int` and saturate; deciding when to count again takes it without overflowing (it
+    /// doubled it, which traps past 2³⁰ on a 32-bit `Int`: every Apple Watch).
+    @Test func aSaturatedEstimateIsTakenWithoutOverflow() {
+        let limit = 4 << 20
+        #expect(UserDefaultsStore.recountInterval(total: .max, limit: limit) == 1_000_000_000)
+        #expect(UserDefaultsStore.recountInterval(total: limit / 2, limit: limit) == 1_000_000_000)
+        #expect(UserDefaultsStore.recountInterval(total: limit / 2 - 1, limit: limit) == 10_000_000_000)
+        #expect(UserDefaultsStore.recountInterval(total: 500_000, limit: 1_000_001) == 10_000_000_000)
+        #expect(UserDefaultsStore.recountInterval(total: 500_001, limit: 1_000_001) == 1_000_000_000)
     }
 
     @Test func theDefaultLimitIsThePlatforms() throws {

@@ -42,7 +42,8 @@ extension SQLiteStore {
         /// Every write wakes the watches of stores with observers, so for them this is only a
         /// safety net (10 s by default; a store opened read-only, which cannot ask to be woken,
         /// looks at least once a second). The watch of a store nobody observes looks only this
-        /// often. Reads never wait for it: a read looks at the journal itself.
+        /// often. Reads never wait for it: a read looks at the journal itself. Taken between a
+        /// millisecond and a year (a longer one, `.seconds(.max)` say, is a year).
         public var refreshInterval: Duration
         /// The data protection class of the store's files where there is data protection (iOS and
         /// its siblings); ``FileProtection/completeUntilFirstUserAuthentication`` by default.
