@@ -6,7 +6,9 @@ import Testing
 @testable import Prefs
 @testable import PrefsEngine
 
-/// `refreshInterval` is taken between a millisecond and a year. Dispatch's timer, which every
+/// `refreshInterval` is taken between a millisecond and a year.
+///
+/// Dispatch's timer, which every
 /// Apple platform's watch uses (and Linux's, for a store with no journal), traps on a negative
 /// interval or one past about 584 years, and Linux's own watch clamped where Apple's did not.
 @Suite struct WatchIntervalTests {
