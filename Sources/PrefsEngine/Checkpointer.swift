@@ -112,7 +112,7 @@ package final class Checkpointer: Sendable {
         if expiry?.isExpired == true {
             throw StoreError(path: path, kind: .expired, detail: "before it began")
         }
-        try sqlite.withDatabase(during: "a checkpoint", expiry: expiry) { database in
+        try sqlite.withDatabase(during: "a checkpoint", expiry: expiry, waitingAtMost: timeout) { database in
             let connection = database.connection
             try sqlite.perform {
                 guard let expiry else {
@@ -124,7 +124,7 @@ package final class Checkpointer: Sendable {
                 // own busy handler: it stops as soon as the system asks for the time back, so the
                 // expiry call (which waits for this checkpoint) returns at once.
                 connection.setBusyTimeout(milliseconds: 0)
-                defer { connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds) }
+                defer { connection.setBusyTimeout(milliseconds: timeout.wholeMilliseconds) }
                 do {
                     try connection.retryingWhileBusy(timeout: timeout, givingUpWhen: { expiry.isExpired }) {
                         try connection.run("BEGIN IMMEDIATE")

@@ -70,7 +70,14 @@ extension Journal {
             holdsOpeningLock = try beginOpening(
                 descriptor, threadLock, timeout: briefly, path: path, failure: failure)
         }
-        defer { if holdsOpeningLock { prefs_open_end(descriptor, threadLock.pointer) } }
+        // Once mapped, the journal owns the descriptor and closes it when released: it is kept
+        // until the opening lock has ended, or a failed create would end the lock on a number
+        // another thread may already have opened (and release that file's lock).
+        var mapped: Journal?
+        defer {
+            if holdsOpeningLock { prefs_open_end(descriptor, threadLock.pointer) }
+            withExtendedLifetime(mapped) {}
+        }
         // Another opener may have moved the file aside while this one waited: open what is at
         // the path now.
         if isWritable && FileIdentity(descriptor: descriptor) != FileIdentity(path: path) {
@@ -119,6 +126,7 @@ extension Journal {
         let journal = try map(
             opened, path: path, databasePath: databasePath, lock: lockKind, threadLock: threadLock,
             file: file, reporter: reporter, lockedData: lockedData)
+        mapped = journal
         keep = true
         if isNew {
             try journal.create(continuingFrom: stored)

@@ -44,19 +44,20 @@ final class StoreConnection: Sendable {
     /// when it is closed between uses; throws `.closed` once the store has closed it.
     ///
     /// With `expiry`, the wait for another thread's use of the connection ends, throwing
-    /// `.expired`, as soon as the system asks for its background time back.
+    /// `.expired`, as soon as the system asks for its background time back. Opening it again
+    /// waits for another connection's lock at most `wait` (the lock timeout unless given).
     func withDatabase<Result>(
-        during operation: String, expiry: ExpiringActivity.Expiry? = nil,
+        during operation: String, expiry: ExpiringActivity.Expiry? = nil, waitingAtMost wait: Duration? = nil,
         _ body: (inout StoreEngine.Database) throws -> Result
     )
         throws -> Result
     {
         guard let expiry else {
-            return try database.withLock { try use(&$0, during: operation, expiry: nil, body) }
+            return try database.withLock { try use(&$0, during: operation, expiry: nil, wait: wait, body) }
         }
         let expired = { expiry.isExpired }
         let result = try database.withLock(unless: expired) {
-            try use(&$0, during: operation, expiry: expiry, body)
+            try use(&$0, during: operation, expiry: expiry, wait: wait, body)
         }
         guard let result else {
             throw StoreError(
@@ -67,14 +68,14 @@ final class StoreConnection: Sendable {
 
     private func use<Result>(
         _ database: inout StoreEngine.Database, during operation: String, expiry: ExpiringActivity.Expiry?,
-        _ body: (inout StoreEngine.Database) throws -> Result
+        wait: Duration?, _ body: (inout StoreEngine.Database) throws -> Result
     ) throws -> Result {
         guard !database.isClosed else {
             throw StoreError(path: path, kind: .closed, detail: "closed before \(operation)")
         }
         let reopened = database.isIdle
         if reopened {
-            database.connection = try reopen(database, expiry: expiry)
+            database.connection = try reopen(database, expiry: expiry, wait: wait)
             database.isIdle = false
         }
         defer {
@@ -100,8 +101,8 @@ final class StoreConnection: Sendable {
 
     /// A connection to the store's file, configured as the store's first one was (a wait for
     /// another connection's lock meanwhile ends at `expiry`, throwing `.expired`).
-    private func reopen(_ database: StoreEngine.Database, expiry: ExpiringActivity.Expiry?) throws
-        -> SQLiteConnection
+    private func reopen(_ database: StoreEngine.Database, expiry: ExpiringActivity.Expiry?, wait: Duration?)
+        throws -> SQLiteConnection
     {
         let openedFile = database.file
         let replaced = StoreError(
@@ -113,7 +114,7 @@ final class StoreConnection: Sendable {
             connection = try perform {
                 try StoreEngine.checkpointConnection(
                     path: path, options: options, readOnly: database.readOnly, immutable: database.immutable,
-                    giveUpWhen: { expiry?.isExpired == true })
+                    waitingAtMost: wait, giveUpWhen: { expiry?.isExpired == true })
             }
         } catch  where expiry?.isExpired == true {
             throw StoreError(path: path, kind: .expired, detail: "while waiting to open SQLite again")

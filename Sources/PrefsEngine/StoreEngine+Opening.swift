@@ -170,7 +170,7 @@ extension StoreEngine {
     /// short steps, not SQLite's busy handler, ending (with SQLite's `SQLITE_BUSY`) once
     /// `giveUp` answers true (the system taking its background time back).
     static func checkpointConnection(
-        path: String, options: Settings, readOnly: Bool, immutable: Bool,
+        path: String, options: Settings, readOnly: Bool, immutable: Bool, waitingAtMost wait: Duration? = nil,
         giveUpWhen giveUp: () -> Bool = { false }
     ) throws -> SQLiteConnection {
         if readOnly {
@@ -181,7 +181,7 @@ extension StoreEngine {
         let connection = try SQLiteConnection(path: path, create: false)
         if keepsJournalFiles(options) { connection.keepsJournalFilesWhenClosed() }
         connection.setBusyTimeout(milliseconds: 0)
-        try connection.retryingWhileBusy(timeout: options.busyTimeout, givingUpWhen: giveUp) {
+        try connection.retryingWhileBusy(timeout: wait ?? options.busyTimeout, givingUpWhen: giveUp) {
             try configureForCheckpoints(connection, options: options)
         }
         connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds)

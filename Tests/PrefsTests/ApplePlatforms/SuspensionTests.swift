@@ -140,6 +140,27 @@ import Testing
         #expect(reopened.value(forKey: "later") == .string("kept too"))
     }
 
+    /// The same when another connection holds SQLite's file exclusively, so that even opening
+    /// the release's connection (its first statement reads the schema) is busy: that wait is
+    /// the release's brief one too (it was the lock timeout, 10 s).
+    @Test func aStoreReleasedWhileSQLiteIsHeldExclusivelyLetsGoAtOnce() throws {
+        let path = TestFiles.uniquePath("release-while-exclusive")
+        let other: SQLiteConnection
+        var started = ContinuousClock.now
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.setValue(.string("kept"), forKey: "last")
+            other = try SQLiteConnection(path: path)
+            try other.execute("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE")
+            started = ContinuousClock.now
+        }
+        let released = ContinuousClock.now - started
+        try other.execute("COMMIT")
+        other.close()
+        #expect(released < .seconds(3), "releasing the store took \(released)")
+        #expect(try SQLiteStore(path: path).value(forKey: "last") == .string("kept"))
+    }
+
     /// Background work that opens SQLite runs inside the system's background time.
     ///
     /// As checkpoints do: the watch catching up with records another store moved into SQLite before this one
