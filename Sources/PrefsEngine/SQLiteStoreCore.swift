@@ -268,8 +268,10 @@ package final class SQLiteStoreCore: Sendable {
             // times the limit meanwhile, and a refused move is asked for again each second.
             if checkpointer.refused.load() != 0 {
                 checkpointer.queue()
-            } else {
+            } else if let expiry {
                 try checkpointer.checkpoint(expiry: expiry)
+            } else {
+                try moveInLine()
             }
         }
         return try withWriter(expiry: expiry) { writer in
@@ -473,6 +475,35 @@ package final class SQLiteStoreCore: Sendable {
             outcome = cache.withLock { self.cache.catchUp(&$0, holding: locked) }
         }
         return outcome != .behind
+    }
+
+    /// Moves the journal into SQLite on the writer's thread, inside the system's background
+    /// time as every move is: a writer in an app going to the background must not be suspended
+    /// holding SQLite's locks (0xdead10cc). Refused or taken back, the records stay in the
+    /// journal (which holds four times the limit) and a background move is asked for; the write
+    /// goes on either way.
+    private func moveInLine() throws {
+        let (checkpointer, path) = (checkpointer, path)
+        let outcome = Locked<(ran: Bool, failure: StoreError?)>((false, nil))
+        ExpiringActivity.runAndWait(
+            "moving the journal of \(path) into SQLite as it passed its limit",
+            system: options.faults.expiringActivity
+        ) { expiry in
+            outcome.withLock { $0.ran = true }
+            do {
+                try checkpointer.checkpoint(expiry: expiry)
+            } catch let error as StoreError where error.kind == .expired {
+                return
+            } catch {
+                outcome.withLock {
+                    $0.failure =
+                        error as? StoreError ?? StoreError(path: path, kind: .other, detail: "\(error)")
+                }
+            }
+        }
+        let (ran, failure) = outcome.withLock { $0 }
+        if let failure { throw failure }
+        if !ran { checkpointer.queue() }
     }
 
     /// The number the next record takes.

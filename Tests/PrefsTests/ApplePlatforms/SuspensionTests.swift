@@ -278,6 +278,39 @@ import Testing
         #expect(watching.value(forKey: "k49") == .integer(49))
     }
 
+    /// A write that moves the journal itself, past its limit, asks for background time first,
+    /// as every move does (it opened SQLite without it: an app going to the background could be
+    /// suspended holding SQLite's locks); refused, the write goes on and moves nothing.
+    @Test(arguments: [false, true])
+    func aMoveInLineRunsInsideBackgroundTime(refused: Bool) throws {
+        let path = TestFiles.uniquePath("inline-background-time")
+        let asked = Locked<[String]>([])
+        var options = SQLiteStore.Options()
+        options.faults.refusedCheckpointRetry = .seconds(3_600)
+        options.faults.expiringActivity = { reason, respond in
+            asked.withLock { $0.append(reason) }
+            // Background moves are never answered (the system has not got to them), so every
+            // move here is the writer's own; the store's release is given its time.
+            if reason.hasSuffix("into SQLite") { return }
+            DispatchQueue.global().async { respond(refused && reason.contains("passed its limit")) }
+        }
+        options.faults.journalLimit = 4 << 20
+        let store = try SQLiteStore(path: path, options: options)
+        let big = String(repeating: "y", count: 1 << 20)
+        var round = 0
+        while (store.core.journal?.usedBytes ?? 0) <= store.core.journalLimit {
+            try store.setValue(.string(big), forKey: "big\(round % 8)")
+            round += 1
+        }
+        try store.setValue(.integer(1), forKey: "past the limit")
+        #expect(
+            asked.withLock { $0 }.contains { $0.contains("passed its limit") }, "\(asked.withLock { $0 })")
+        let rows = try Self.rowsInSQLite(path)
+        #expect(refused ? rows == 0 : rows > 0, "\(rows) rows")
+        #expect(store.value(forKey: "past the limit") == .integer(1))
+        #expect(store.value(forKey: "big0") == .string(big))
+    }
+
     /// While the system refuses background time, a write past the journal's limit does not move
     /// the journal on its own thread (that could outlast the time an app in the background has).
     @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {
