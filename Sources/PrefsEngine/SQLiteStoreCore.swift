@@ -477,8 +477,9 @@ package final class SQLiteStoreCore: Sendable {
         return outcome != .behind
     }
 
-    /// Moves the journal into SQLite on the writer's thread, inside the system's background
-    /// time as every move is: a writer in an app going to the background must not be suspended
+    /// Moves the journal into SQLite on the writer's thread, inside the system's background time.
+    ///
+    /// As every move is: a writer in an app going to the background must not be suspended
     /// holding SQLite's locks (0xdead10cc). Refused or taken back, the records stay in the
     /// journal (which holds four times the limit) and a background move is asked for; the write
     /// goes on either way.
