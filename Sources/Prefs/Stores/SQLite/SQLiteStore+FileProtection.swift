@@ -41,8 +41,9 @@ extension SQLiteStore.FileProtection {
     ///
     /// Called once the store is open, when SQLite has made its `-wal` and `-shm` (which start
     /// with the folder's class), and again after each connection opened later, which may have
-    /// made them anew.
-    func apply(toStoreAt path: String) {
+    /// made them anew. Returns what could not be done, a line per file, for the diagnostics: a
+    /// file left with another class is readable when it should not be, or not when it should.
+    func apply(toStoreAt path: String) -> [String] {
         #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
             let type: FileProtectionType =
                 switch self {
@@ -52,12 +53,20 @@ extension SQLiteStore.FileProtection {
                 case .none: .none
                 }
             let files = FileManager.default
+            var problems: [String] = []
             for file in Self.storeFiles(at: path) {
                 guard let attributes = try? files.attributesOfItem(atPath: file) else { continue }
                 if attributes[.protectionKey] as? FileProtectionType != type {
-                    try? files.setAttributes([.protectionKey: type], ofItemAtPath: file)
+                    do {
+                        try files.setAttributes([.protectionKey: type], ofItemAtPath: file)
+                    } catch {
+                        problems.append("could not give \(file) the data protection class \(self): \(error)")
+                    }
                 }
             }
+            return problems
+        #else
+            return []
         #endif
     }
 

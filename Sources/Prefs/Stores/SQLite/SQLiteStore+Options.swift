@@ -1,5 +1,6 @@
 import Foundation
 import PrefsEngine
+import PrefsSupport
 
 extension SQLiteStore {
     /// When a write counts as done, and what a crash can take away.
@@ -102,8 +103,15 @@ extension SQLiteStore.Options {
         }
         settings.powerSafe = durability == .powerSafe
         settings.recreateOnCorruption = recreateOnCorruption
+        // A file the class could not be given is told once (each reopen tries again).
+        let told = Locked<Set<String>>([])
         settings.protectFiles =
-            faults.protectFiles ?? { [fileProtection] path in fileProtection.apply(toStoreAt: path) }
+            faults.protectFiles ?? { [fileProtection] path in
+                for problem in fileProtection.apply(toStoreAt: path)
+                where told.withLock({ $0.insert(problem).inserted }) {
+                    diagnostics.report(PreferenceIssue(key: "", store: path, kind: .storeNotice(problem)))
+                }
+            }
         settings.faults = faults
         return settings
     }
