@@ -27,7 +27,8 @@ extension SQLiteStore {
     /// ```
     ///
     /// A key the store already has keeps the store's value. A value that is not a property-list
-    /// value (nothing Prefs can store) makes the whole move throw, with nothing copied. The domain
+    /// value (nothing Prefs can store), or one past a value's limit (8 MiB, which `UserDefaults`
+    /// takes: ``StoreError/Kind/tooLarge``), makes the whole move throw, with nothing copied. The domain
     /// itself is left as it is. The app's own bundle identifier reads `UserDefaults.standard`; a
     /// domain that does not exist, or is empty, copies nothing and is not marked as moved (a
     /// later call moves what appears); one Foundation cannot open throws ``StoreError``
