@@ -30,6 +30,8 @@ package final class Checkpointer: Sendable {
     /// Set while the system refuses background time (cleared when a background checkpoint
     /// runs): a write past the journal's limit then does not move the journal on its own thread.
     let refused = AtomicWord()
+    /// Set once a move found SQLite's files locked away (cleared when one succeeds): said once.
+    private let toldLocked = AtomicWord()
     /// What checkpoints cost so far: their CPU time on the threads that ran them, and the
     /// records they moved into SQLite (a test waits for a background move by it).
     package let cost = Locked(CheckpointCost())
@@ -41,6 +43,17 @@ package final class Checkpointer: Sendable {
         self.options = options
         self.journal = journal
         self.sqlite = sqlite
+    }
+
+    /// Says that a move waits for the device to be unlocked: once, until a move succeeds (every
+    /// write past the threshold tries again while the device stays locked).
+    ///
+    /// With `.completeUnlessOpen` the journal, held open, stays usable while the device is
+    /// locked, but SQLite's files, closed between calls, cannot be opened again until it is not.
+    func tellLocked(_ error: StoreError) {
+        guard toldLocked.compareExchange(expected: 0, desired: 1) else { return }
+        journal?.report(
+            "the journal is moved into SQLite once the device is unlocked (writes go on meanwhile): \(error)")
     }
 
     /// Queues a checkpoint in the background (one at a time per store).
@@ -58,11 +71,12 @@ package final class Checkpointer: Sendable {
             guard let self else { return }
             refused.store(0)
             defer { self.queued.store(0) }
-            do { try background.during(expiry) { try checkpoint(expiry: expiry) } } catch let error
-                as StoreError
-                where error.kind == .closed || error.kind == .expired
-            {
+            do {
+                try background.during(expiry) { try checkpoint(expiry: expiry) }
+            } catch let error as StoreError where error.kind == .closed || error.kind == .expired {
                 return  // the records stay in the journal; the next write queues another
+            } catch let error as StoreError where error.kind == .protectedDataUnavailable {
+                tellLocked(error)
             } catch {
                 // Nothing is lost (the records stay in the journal); the next write tries again.
                 journal?.report("moving the journal into SQLite failed, will try again: \(error)")
@@ -106,6 +120,7 @@ package final class Checkpointer: Sendable {
             }
         }
         try StoreError.fromJournal { try checkpoint(journal, timeout: timeout, expiry: expiry) }
+        toldLocked.store(0)
     }
 
     private func checkpoint(_ journal: Journal, timeout: Duration, expiry: ExpiringActivity.Expiry?) throws {

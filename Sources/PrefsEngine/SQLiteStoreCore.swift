@@ -482,7 +482,7 @@ package final class SQLiteStoreCore: Sendable {
     /// As every move is: a writer in an app going to the background must not be suspended
     /// holding SQLite's locks (0xdead10cc). Refused or taken back, the records stay in the
     /// journal (which holds four times the limit) and a background move is asked for; the write
-    /// goes on either way.
+    /// goes on either way, as it does while a locked device keeps SQLite's files closed.
     private func moveInLine() throws {
         let (checkpointer, path) = (checkpointer, path)
         let outcome = Locked<(ran: Bool, failure: StoreError?)>((false, nil))
@@ -495,6 +495,10 @@ package final class SQLiteStoreCore: Sendable {
                 try checkpointer.checkpoint(expiry: expiry)
             } catch let error as StoreError where error.kind == .expired {
                 return
+            } catch let error as StoreError where error.kind == .protectedDataUnavailable {
+                // SQLite's files are locked away while the journal is not (`.completeUnlessOpen`):
+                // the write goes on, and the move waits for the unlock.
+                checkpointer.tellLocked(error)
             } catch {
                 outcome.withLock {
                     $0.failure =

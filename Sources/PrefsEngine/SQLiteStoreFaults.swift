@@ -35,6 +35,9 @@ package struct SQLiteStoreFaults: Sendable {
     /// Stands in for the platform's file protection: whether the journal's data is locked away
     /// now (as on a locked device with `.complete`), for a test on a platform that has none.
     var lockedData: Journal.LockedDataProbe?
+    /// Stands in for a locked device refusing to open SQLite's files again (a store of class
+    /// `.completeUnlessOpen`: its journal stays open and usable, a closed file does not reopen).
+    var sqliteFilesLocked: (@Sendable () -> Bool)?
     /// Called where the store gives its files their protection class, in place of doing so.
     package var protectFiles: (@Sendable (_ path: String) -> Void)?
     /// Whether SQLite's `-wal` and `-shm` are kept between connections, where the platform would

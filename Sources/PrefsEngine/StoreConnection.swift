@@ -109,6 +109,11 @@ final class StoreConnection: Sendable {
             path: path, kind: .replaced, detail: "another file is at the path now, or none")
         // Looked at before opening (nothing is created at a path whose file went) and after.
         guard FileIdentity(path: path) == openedFile else { throw replaced }
+        if options.faults.sqliteFilesLocked?() == true {
+            throw StoreError(
+                path: path, kind: .protectedDataUnavailable,
+                detail: "the device is locked (a test's stand-in)")
+        }
         let connection: SQLiteConnection
         do {
             connection = try perform {

@@ -44,6 +44,41 @@ import Testing
     /// the mapping (its pages then fault, as protected pages do) while a fault says the data is
     /// locked away, and the unlock by putting its bytes back.
     @Test func aLockedDevicesJournalIsUnavailableThenWorksAgainWithoutReopening() throws {
+        try lockedJournalScenario()
+    }
+
+    /// `.completeUnlessOpen` on a locked device: the journal, held open, goes on, while SQLite's
+    /// files, closed between calls, do not open again until the unlock. Writes go on past the
+    /// journal's limit (each move waits; the write that moved it in line threw), the wait is
+    /// told once (a background move's failure was told at every write past the threshold), and
+    /// after the unlock everything moves.
+    @Test func writesGoOnWhileSQLitesFilesAreLockedAway() throws {
+        let path = TestFiles.uniquePath("unless-open")
+        let locked = Locked(false)
+        let issues = IssueRecorder()
+        var options = SQLiteStore.Options()
+        options.diagnostics = issues.diagnostics
+        options.faults.sqliteFilesLocked = { locked.withLock { $0 } }
+        options.faults.journalLimit = 4 << 20
+        let store = try SQLiteStore(path: path, options: options)
+        locked.withLock { $0 = true }
+        let big = String(repeating: "y", count: 1 << 20)
+        for round in 0..<12 {
+            try store.setValue(.string(big + "\(round)"), forKey: "big\(round % 8)")
+        }
+        #expect(store.value(forKey: "big3") == .string(big + "11"))
+        let rows = { try SQLiteConnection(path: path).integer("SELECT count(*) FROM prefs_entries") ?? 0 }
+        #expect(try rows() == 0, "nothing reached SQLite while locked")
+        let told = issues.issues.filter { "\($0)".contains("once the device is unlocked") }
+        #expect(told.count == 1, "\(issues.issues.map { "\($0)" })")
+
+        locked.withLock { $0 = false }
+        try store.flush()
+        #expect(try rows() == 8)
+        #expect(try SQLiteStore(path: path).value(forKey: "big0") == .string(big + "8"))
+    }
+
+    private func lockedJournalScenario() throws {
         let locked = Locked(false)
         var options = SQLiteStore.Options()
         options.faults.lockedData = { _ in locked.withLock { $0 } }

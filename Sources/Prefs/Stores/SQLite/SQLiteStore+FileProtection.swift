@@ -19,7 +19,11 @@ extension SQLiteStore {
         case completeUntilFirstUserAuthentication
         /// Readable only while the device is unlocked.
         case complete
-        /// Files open before the device locked stay usable; new ones cannot be made while locked.
+        /// Files can be made while the device is locked, and one held open stays usable; one
+        /// closed cannot be opened again until the unlock. A store's journal, held open, goes on
+        /// taking writes and answering reads; its SQLite files, closed between calls, do not
+        /// open, so moving the journal into SQLite waits for the unlock (said once to the
+        /// diagnostics), and another process's writes it moved are seen after it.
         case completeUnlessOpen
         /// No protection: readable even before the first unlock.
         case none
