@@ -47,8 +47,10 @@ import Testing
         try lockedJournalScenario()
     }
 
-    /// `.completeUnlessOpen` on a locked device: the journal, held open, goes on, while SQLite's
-    /// files, closed between calls, do not open again until the unlock. Writes go on past the
+    /// `.completeUnlessOpen` on a locked device: writes go on while SQLite's files are locked away.
+    ///
+    /// The journal, held open, goes on, while SQLite's files, closed between calls, do not open
+    /// again until the unlock. Writes go on past the
     /// journal's limit (each move waits; the write that moved it in line threw), the wait is
     /// told once (a background move's failure was told at every write past the threshold), and
     /// after the unlock everything moves.
