@@ -23,7 +23,10 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         guard !overflow else { return seconds < 0 ? 0 : .max }
-        return Int32(clamping: max(0, milliseconds + attoseconds / 1_000_000_000_000_000))
+        // The fraction's milliseconds (under 1,000) added without trapping next to `Int64.max`.
+        let (total, past) = milliseconds.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        guard !past else { return seconds < 0 ? 0 : .max }
+        return Int32(clamping: max(0, total))
     }
 
     /// The duration in nanoseconds, with fractions.
