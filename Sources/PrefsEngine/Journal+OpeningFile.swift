@@ -39,7 +39,7 @@ extension Journal {
             let writeFailure = writable && !isWritable ? errno : 0
             if !isWritable && writeFailure != ELOOP { descriptor = SystemCall.open(path, O_RDONLY | flags) }
             guard descriptor >= 0 else {
-                let reason = writeFailure == ELOOP ? ELOOP : errno
+                let reason = Self.reason(writeFailure: writeFailure, readFailure: errno)
                 if reason == ELOOP {
                     throw failure(
                         .cannotOpen, "the journal \(path): it is a symbolic link; refused, never followed")
@@ -70,6 +70,14 @@ extension Journal {
             if created { adoptDatabaseOwnership(descriptor, databasePath: databasePath) }
             return OpenedFile(
                 descriptor: descriptor, isWritable: isWritable, size: Int(clamping: info.st_size))
+        }
+
+        /// Why the journal could not be opened: the read-only attempt's reason, unless it found
+        /// no file, when the failed create says why there is none (`EPERM` from a folder whose
+        /// data is locked away: that is protected data, not a missing file); a link, from either.
+        static func reason(writeFailure: Int32, readFailure: Int32) -> Int32 {
+            if writeFailure == ELOOP { return ELOOP }
+            return readFailure == ENOENT && writeFailure != 0 ? writeFailure : readFailure
         }
 
         /// Gives a journal this process just created the database file's owner and mode, as

@@ -414,7 +414,7 @@ package final class SQLiteStoreCore: Sendable {
             journal: journal, from: from.offset, to: journal.writeOffset, after: from.sequence)
         while scan.nextChecked() != nil {}
         guard scan.failure == nil, scan.lastSequence == journal.sequence else { return nil }
-        let sequence = journal.sequence + 1
+        let sequence = try nextSequence(journal)  // a hostile record's number may be the last one
         record.number(sequence: sequence)
         let end = try journal.append(record, locked: locked)
         checked = Journal.Position(sequence: sequence, generation: generation, offset: end)

@@ -159,6 +159,23 @@ private final class AnnouncingDefaults: UserDefaults {
             refused.kind == (JournalError.platformProtectsFiles ? .protectedDataUnavailable : .cannotOpen))
     }
 
+    /// A journal that could not be made while the device is locked (the create refused with
+    /// `EPERM`, so the read-only open then finds no file) is protected data, said by the create's
+    /// reason: the read's `ENOENT` made it "no such file", `.cannotOpen`, and the store was never
+    /// opened again after the unlock.
+    @Test func aJournalRefusedWhileLockedIsDecidedByTheCreatesReason() {
+        #expect(Journal.OpenedFile.reason(writeFailure: EPERM, readFailure: ENOENT) == EPERM)
+        #expect(Journal.OpenedFile.reason(writeFailure: EROFS, readFailure: ENOENT) == EROFS)
+        #expect(Journal.OpenedFile.reason(writeFailure: EACCES, readFailure: EACCES) == EACCES)
+        #expect(Journal.OpenedFile.reason(writeFailure: 0, readFailure: ENOENT) == ENOENT)
+        #expect(Journal.OpenedFile.reason(writeFailure: ELOOP, readFailure: 0) == ELOOP)
+        let folderReadable: (String) -> Int32 = { $0.hasSuffix("-prefs") ? ENOENT : 0 }
+        #expect(
+            JournalError.isProtectedData(
+                openFailure: Journal.OpenedFile.reason(writeFailure: EPERM, readFailure: ENOENT),
+                path: "/a/p.sqlite-prefs", platformProtectsFiles: true, lookUp: folderReadable))
+    }
+
     /// A sandbox refusal is not locked data.
     ///
     /// `EPERM` from the sandbox (an App Group the app is not entitled to) comes with the

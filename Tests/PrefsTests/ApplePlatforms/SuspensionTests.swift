@@ -311,6 +311,39 @@ import Testing
         #expect(store.value(forKey: "big0") == .string(big))
     }
 
+    /// Erasing removed values runs inside background time.
+    ///
+    /// A secret's migration runs it, often at launch; it moves the journal and rebuilds SQLite's
+    /// file, as every long use of SQLite does inside background time (it ran
+    /// on the caller's thread, holding SQLite's locks). Refused, it throws `.expired` having
+    /// erased nothing, and a later call erases.
+    @Test func erasingRemovedValuesRunsInsideBackgroundTime() throws {
+        let path = TestFiles.uniquePath("erase-background")
+        let asked = Locked<[String]>([])
+        let refusing = Locked(true)
+        var options = SQLiteStore.Options()
+        options.faults.expiringActivity = { reason, respond in
+            asked.withLock { $0.append(reason) }
+            let refuse = reason.hasPrefix("erasing") && refusing.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+        let store = try SQLiteStore(path: path, options: options)
+        let secret = "never-in-a-file-erased-in-background-time"
+        try store.setValue(.string(secret), forKey: "token")
+        try store.flush()
+        try store.setValue(nil, forKey: "token")
+        let refused = #expect(throws: StoreError.self) { try store.core.eraseRemovedValues() }
+        #expect(refused?.kind == .expired)
+        #expect(
+            SecretFiles.holding(secret, under: URL(fileURLWithPath: path).deletingLastPathComponent()) != [])
+
+        refusing.withLock { $0 = false }
+        try store.core.eraseRemovedValues()
+        #expect(asked.withLock { $0 }.filter { $0.hasPrefix("erasing removed values") }.count == 2)
+        #expect(
+            SecretFiles.holding(secret, under: URL(fileURLWithPath: path).deletingLastPathComponent()) == [])
+    }
+
     /// While the system refuses background time, a write past the journal's limit does not move
     /// the journal on its own thread (that could outlast the time an app in the background has).
     @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {
