@@ -58,8 +58,10 @@ public struct StoreChange: Sendable, Equatable, CustomStringConvertible {
 /// ```
 public final class StoreObservers: Sendable {
     private struct Registry {
-        var nextID = 0
-        var handlers: [Int: @Sendable (StoreChange) -> Void] = [:]
+        /// Numbers in 64 bits: an `Int` only growing would trap after 2³¹ observations on a
+        /// 32-bit `Int` (every Apple Watch).
+        var nextID: UInt64 = 0
+        var handlers: [UInt64: @Sendable (StoreChange) -> Void] = [:]
     }
 
     private let registry = Locked(Registry())

@@ -45,7 +45,7 @@ public final class SystemLayer: Sendable {
     private let observers = StoreObservers(label: "SystemLayer")
     /// Told of a new problem found when the file is read again (see ``observe(_:problems:)``),
     /// each under the number of its observation.
-    private let problemHandlers = Locked<(next: Int, handlers: [Int: @Sendable (String) -> Void])>(
+    private let problemHandlers = Locked<(next: UInt64, handlers: [UInt64: @Sendable (String) -> Void])>(
         (0, [:]))
     /// The timer that looks at the file while anyone observes (see ``observe(_:)``).
     private let poll = Locked<PollTimer?>(nil)
@@ -225,7 +225,7 @@ public final class SystemLayer: Sendable {
         problems: (@Sendable (String) -> Void)? = nil
     ) -> StoreObservation {
         let added = observers.add(handler)
-        let problemNumber: Int? = problems.map { problems in
+        let problemNumber: UInt64? = problems.map { problems in
             problemHandlers.withLock { registry in
                 defer { registry.next += 1 }
                 registry.handlers[registry.next] = problems
