@@ -51,8 +51,11 @@ struct JournalError: Error, CustomStringConvertible {
     static func systemReason(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// Whether this platform protects files by class (so a refused open can mean "locked").
+    ///
+    /// Not tvOS: an Apple TV has no passcode, so its files are never locked away, and an `EPERM`
+    /// there is the sandbox's (a folder the app may look at but not write), never protected data.
     static var platformProtectsFiles: Bool {
-        #if os(iOS) || os(watchOS) || os(tvOS) || os(visionOS)
+        #if os(iOS) || os(watchOS) || os(visionOS)
             true
         #else
             false

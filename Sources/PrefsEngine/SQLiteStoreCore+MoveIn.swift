@@ -1,5 +1,6 @@
 import Foundation
 import PrefsModel
+import PrefsSupport
 
 /// Moving a `UserDefaults` domain in: the values and the mark that says it was done, in one
 /// SQLite transaction.
@@ -28,22 +29,60 @@ extension SQLiteStoreCore {
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             try value.checkStorable(key: key.name, store: path)
         }
-        let (outcome, wake) = try withWriter { writer in
+        // Inside the system's background time: it runs at launch, holding SQLite's write lock and
+        // the journal's through a commit that syncs, and an app suspended holding them in an App
+        // Group container is ended. Taken back before the commit, nothing is copied.
+        let done = Locked<(ran: Bool, result: Result<MoveInOutcome?, StoreError>?)>((false, nil))
+        ExpiringActivity.runAndWait(
+            "copying values into \(path)", system: options.faults.expiringActivity
+        ) { expiry in
+            done.withLock { $0.ran = true }
+            let result: Result<MoveInOutcome?, StoreError>
+            do {
+                result = .success(try self.moveIn(values, marker: marker, journal, expiry: expiry))
+            } catch {
+                result = .failure(
+                    error as? StoreError ?? StoreError(path: self.path, kind: .other, detail: "\(error)"))
+            }
+            done.withLock { $0.result = result }
+        }
+        let (ran, result) = done.withLock { $0 }
+        guard ran, let result else {
+            throw StoreError(
+                path: path, kind: .expired,
+                detail: "the system gave no background time to copy the values in; nothing was copied")
+        }
+        return try result.get()
+    }
+
+    private func moveIn(
+        _ values: [StoreKey: PropertyListValue], marker: String, _ journal: Journal,
+        expiry: ExpiringActivity.Expiry
+    ) throws -> MoveInOutcome? {
+        let giveUp = { expiry.isExpired }
+        let (outcome, wake) = try withWriter(expiry: expiry) { writer in
             try fileCheck.verify(&writer.looks)
-            return try sqlite.withDatabase(during: "moveIn") { database in
+            return try sqlite.withDatabase(during: "moveIn", expiry: expiry) { database in
                 let connection = database.connection
                 try sqlite.perform {
-                    try connection.retryingWhileBusy(timeout: options.busyTimeout) {
+                    // This loop's waits, not SQLite's busy handler: they end at the expiry.
+                    connection.setBusyTimeout(milliseconds: 0)
+                    defer { connection.setBusyTimeout(milliseconds: options.busyTimeout.wholeMilliseconds) }
+                    try connection.retryingWhileBusy(timeout: options.busyTimeout, givingUpWhen: giveUp) {
                         try connection.run("BEGIN IMMEDIATE")
                     }
                 }
                 do {
-                    return try journal.withLock(timeout: options.busyTimeout) { locked in
-                        try moveInHoldingLocks(values, marker: marker, journal, locked, connection)
+                    return try journal.withLock(timeout: options.busyTimeout, expiry: expiry) { locked in
+                        try moveInHoldingLocks(
+                            values, marker: marker, journal, locked, connection, expiry: expiry)
                     }
                 } catch {
                     try? connection.run("ROLLBACK")
-                    throw error
+                    throw expiry.isExpired
+                        ? StoreError(
+                            path: path, kind: .expired, detail: "copying the values in; nothing was copied")
+                        : error
                 }
             }
         }
@@ -65,7 +104,7 @@ extension SQLiteStoreCore {
     private func moveInHoldingLocks(
         _ values: [StoreKey: PropertyListValue], marker: String, _ journal: Journal,
         _ locked: Journal.LockHeld,
-        _ connection: SQLiteConnection
+        _ connection: SQLiteConnection, expiry: ExpiringActivity.Expiry
     ) throws -> (MoveInOutcome?, wake: Bool) {
         let isMarked = try sqlite.perform {
             try connection.integer("SELECT 1 FROM prefs_meta WHERE name = ?1", [.text(marker)]) != nil
@@ -77,7 +116,7 @@ extension SQLiteStoreCore {
         let checkpointed = try sqlite.perform { try StoreConnection.checkpointedSequence(connection) }
         let moved = try checkpointer.upsertRecords(
             of: journal, after: checkpointed, upTo: (journal.writeOffset, journal.generation),
-            into: connection)
+            into: connection, expiry: expiry)
         let highest = max(journal.sequence, moved, checkpointed)
         // A damaged or edited file's number (-1 read as `UInt64.max`) would overflow here.
         guard highest < Journal.Layout.sequenceLimit else {
@@ -110,6 +149,9 @@ extension SQLiteStoreCore {
                 sequence, after: max(moved, checkpointed), in: connection)
         }
         options.faults.atCheckpointStep?(.beforeCommit)
+        if expiry.isExpired {
+            throw StoreError(path: path, kind: .expired, detail: "before the commit; nothing was copied")
+        }
         try sqlite.perform { try connection.run("COMMIT") }
         options.faults.atCheckpointStep?(.afterCommit)
         journal.dropEverything(through: sequence, locked: locked)

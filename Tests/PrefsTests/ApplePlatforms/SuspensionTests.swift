@@ -344,6 +344,39 @@ import Testing
             SecretFiles.holding(secret, under: URL(fileURLWithPath: path).deletingLastPathComponent()) == [])
     }
 
+    /// Copying a `UserDefaults` domain in runs inside background time.
+    ///
+    /// An app's first launch after moving to SQLite; it holds SQLite's write lock and the
+    /// journal's through a syncing commit (it ran on the caller's thread). Refused, it throws `.expired` having copied nothing, and
+    /// is not marked done, so the next launch copies.
+    @Test func copyingADomainInRunsInsideBackgroundTime() throws {
+        let asked = Locked<[String]>([])
+        let refusing = Locked(true)
+        var options = SQLiteStore.Options()
+        options.faults.expiringActivity = { reason, respond in
+            asked.withLock { $0.append(reason) }
+            let refuse = reason.hasPrefix("copying") && refusing.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+        let store = try SQLiteStore(path: TestFiles.uniquePath("copy-background"), options: options)
+        let suite = TestDefaults.uniqueSuiteName()
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defaults.set("Zhuo", forKey: "name")
+        #expect(defaults.synchronize())
+
+        let refused = #expect(throws: StoreError.self) {
+            try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
+        }
+        #expect(refused?.kind == .expired)
+        #expect(store.value(forKey: "name") == nil)
+
+        refusing.withLock { $0 = false }
+        let report = try store.copyValues(fromUserDefaultsDomain: suite, using: defaults)
+        #expect(report.copied == ["name"])
+        #expect(store.value(forKey: "name") == .string("Zhuo"))
+        #expect(asked.withLock { $0 }.filter { $0.hasPrefix("copying values into") }.count == 2)
+    }
+
     /// While the system refuses background time, a write past the journal's limit does not move
     /// the journal on its own thread (that could outlast the time an app in the background has).
     @Test func aWritePastTheLimitMovesNothingInLineWhileRefused() throws {
