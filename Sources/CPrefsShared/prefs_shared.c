@@ -302,6 +302,9 @@ int prefs_thread_lock_lends_priority(prefs_thread_lock *lock) {
 /// The wall-clock instant `timeout_ms` from now (what `pthread_cond_timedwait` waits until; Apple
 /// platforms have no monotonic condition variables, and one code path serves both).
 static struct timespec deadline_after(int64_t timeout_ms) {
+    // Never before now: a negative timeout would give a negative tv_nsec, which the timed waits
+    // refuse with EINVAL instead of timing out.
+    if (timeout_ms < 0) timeout_ms = 0;
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     // In 64 bits, then clamped to what time_t holds (32 bits where long is, on a watch), so a
@@ -321,7 +324,9 @@ static struct timespec deadline_after(int64_t timeout_ms) {
 static int64_t milliseconds_until(struct timespec deadline) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000;
+    // Widened before subtracting: time_t has 32 bits on a watch.
+    return ((int64_t)deadline.tv_sec - (int64_t)now.tv_sec) * 1000
+        + ((int64_t)deadline.tv_nsec - (int64_t)now.tv_nsec) / 1000000;
 }
 
 static int thread_lock_acquire(prefs_thread_lock *lock, struct timespec deadline) {
@@ -355,7 +360,10 @@ static int thread_lock_acquire(prefs_thread_lock *lock, struct timespec deadline
             override = pthread_override_qos_class_start_np(overridden, qos_class_self(), 0);
         }
 #endif
-        if (pthread_cond_timedwait(&lock->released, &lock->mutex, &deadline) == ETIMEDOUT && lock->held) {
+        // Any answer but a wake-up ends the wait when the lock is still held: a refused deadline
+        // (EINVAL) must not turn the wait into a spin with no end.
+        int waited = pthread_cond_timedwait(&lock->released, &lock->mutex, &deadline);
+        if (waited != 0 && waited != EINTR && lock->held) {
             outcome = PREFS_LOCK_TIMED_OUT;
             break;
         }
