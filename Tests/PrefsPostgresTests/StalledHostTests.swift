@@ -76,13 +76,18 @@
             print(
                 "StalledHostTests: the slowest of 5 writes reached the other host in \(Int(slowest * 1000)) ms with a host cut off mid-push, \(Int(baseline * 1000)) ms without"
             )
-            // Within 1 s, beyond what this machine takes without the cut-off host; a machine so
-            // loaded that the baseline itself takes most of a second (every suite and a CI run at
-            // once on two cores: 2.46 s against 0.88 s) is allowed three baselines. Before, the
-            // writes did not arrive within the 5 s each is given above.
+            // Within 1 s beyond what this machine takes without the cut-off host: the promise,
+            // checked where CI runs this suite alone (PREFS_FLEET_ALONE=1). Beside every other
+            // suite on two cores a write took up to 2.4 s against a 0.46 s baseline, so there
+            // the bound is 2 s beyond it, or three baselines on a machine loaded still more. The
+            // fault this guards against is far past either: before, the writes did not arrive
+            // within the 5 s each is given above.
+            let alone = ProcessInfo.processInfo.environment["PREFS_FLEET_ALONE"] == "1"
+            let bound = alone ? 1 + baseline : max(2 + baseline, 3 * baseline)
             #expect(
-                slowest <= max(1 + baseline, 3 * baseline),
-                "every write reached the other healthy host within 1 s (baseline \(baseline) s)")
+                slowest <= bound,
+                "every write reached the other healthy host within \(bound) s (baseline \(baseline) s\(alone ? ", alone" : ""))"
+            )
             // The cut-off host's push was whole: the server took it, and the others have it.
             #expect(await eventually { c.value(forKey: "fromCut") == .string("cut") })
             #expect(
