@@ -179,6 +179,23 @@ package enum ExpiringActivity {
         over.wait()
     }
 
+    /// Runs `body` as ``runAndWait(_:system:_:)`` does and hands back what it returned or threw;
+    /// `nil` when it never ran (refused, or taken back before it began).
+    ///
+    /// ```swift
+    /// let outcome = ExpiringActivity.runAndWaitForResult("copying values") { expiry in 42 }
+    /// ```
+    package static func runAndWaitForResult<Value: Sendable>(
+        _ reason: String, system: System? = nil, _ body: @escaping @Sendable (Expiry) throws -> Value
+    ) -> Result<Value, any Error>? {
+        let outcome = Locked<Result<Value, any Error>?>(nil)
+        runAndWait(reason, system: system) { expiry in
+            let result = Result { try body(expiry) }
+            outcome.withLock { $0 = result }
+        }
+        return outcome.withLock { $0 }
+    }
+
     /// The platform's answer: Apple's expiring activities on iOS and its siblings; elsewhere the
     /// work always runs, on a utility queue.
     private static let platformSystem: System = { reason, respond in

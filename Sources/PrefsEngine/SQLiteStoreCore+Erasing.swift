@@ -1,5 +1,4 @@
 import PrefsModel
-import PrefsSupport
 
 #if canImport(SQLite3)
     import SQLite3
@@ -28,26 +27,15 @@ extension SQLiteStoreCore {
             throw StoreError(
                 path: path, kind: .readOnly, detail: "cannot erase removed values from a read-only store")
         }
-        let outcome = Locked<(ran: Bool, failure: StoreError?)>((false, nil))
-        ExpiringActivity.runAndWait(
+        let outcome = ExpiringActivity.runAndWaitForResult(
             "erasing removed values from \(path)", system: options.faults.expiringActivity
-        ) { expiry in
-            outcome.withLock { $0.ran = true }
-            do {
-                try self.erase(journal, expiry: expiry)
-            } catch {
-                let failure =
-                    error as? StoreError ?? StoreError(path: self.path, kind: .other, detail: "\(error)")
-                outcome.withLock { $0.failure = failure }
-            }
-        }
-        let (ran, failure) = outcome.withLock { $0 }
-        if let failure { throw failure }
-        guard ran else {
+        ) { expiry in try self.erase(journal, expiry: expiry) }
+        guard let outcome else {
             throw StoreError(
                 path: path, kind: .expired,
                 detail: "the system gave no background time to erase removed values; nothing was erased yet")
         }
+        try outcome.get()
     }
 
     private func erase(_ journal: Journal, expiry: ExpiringActivity.Expiry) throws {

@@ -1,12 +1,11 @@
 import Foundation
 import PrefsModel
-import PrefsSupport
 
 /// Moving a `UserDefaults` domain in: the values and the mark that says it was done, in one
 /// SQLite transaction.
 extension SQLiteStoreCore {
     /// What a move-in did: the keys copied and the keys the store already had (kept).
-    package struct MoveInOutcome {
+    package struct MoveInOutcome: Sendable {
         package let copied: [String]
         package let kept: [String]
     }
@@ -32,27 +31,15 @@ extension SQLiteStoreCore {
         // Inside the system's background time: it runs at launch, holding SQLite's write lock and
         // the journal's through a commit that syncs, and an app suspended holding them in an App
         // Group container is ended. Taken back before the commit, nothing is copied.
-        let done = Locked<(ran: Bool, result: Result<MoveInOutcome?, StoreError>?)>((false, nil))
-        ExpiringActivity.runAndWait(
+        let outcome = ExpiringActivity.runAndWaitForResult(
             "copying values into \(path)", system: options.faults.expiringActivity
-        ) { expiry in
-            done.withLock { $0.ran = true }
-            let result: Result<MoveInOutcome?, StoreError>
-            do {
-                result = .success(try self.moveIn(values, marker: marker, journal, expiry: expiry))
-            } catch {
-                result = .failure(
-                    error as? StoreError ?? StoreError(path: self.path, kind: .other, detail: "\(error)"))
-            }
-            done.withLock { $0.result = result }
-        }
-        let (ran, result) = done.withLock { $0 }
-        guard ran, let result else {
+        ) { expiry in try self.moveIn(values, marker: marker, journal, expiry: expiry) }
+        guard let outcome else {
             throw StoreError(
                 path: path, kind: .expired,
                 detail: "the system gave no background time to copy the values in; nothing was copied")
         }
-        return try result.get()
+        return try outcome.get()
     }
 
     private func moveIn(

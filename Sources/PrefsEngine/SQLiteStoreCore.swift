@@ -484,31 +484,21 @@ package final class SQLiteStoreCore: Sendable {
     /// journal (which holds four times the limit) and a background move is asked for; the write
     /// goes on either way, as it does while a locked device keeps SQLite's files closed.
     private func moveInLine() throws {
-        let (checkpointer, path) = (checkpointer, path)
-        let outcome = Locked<(ran: Bool, failure: StoreError?)>((false, nil))
-        ExpiringActivity.runAndWait(
+        let checkpointer = checkpointer
+        let outcome = ExpiringActivity.runAndWaitForResult(
             "moving the journal of \(path) into SQLite as it passed its limit",
             system: options.faults.expiringActivity
-        ) { expiry in
-            outcome.withLock { $0.ran = true }
-            do {
-                try checkpointer.checkpoint(expiry: expiry)
-            } catch let error as StoreError where error.kind == .expired {
-                return
-            } catch let error as StoreError where error.kind == .protectedDataUnavailable {
-                // SQLite's files are locked away while the journal is not (`.completeUnlessOpen`):
-                // the write goes on, and the move waits for the unlock.
-                checkpointer.tellLocked(error)
-            } catch {
-                outcome.withLock {
-                    $0.failure =
-                        error as? StoreError ?? StoreError(path: path, kind: .other, detail: "\(error)")
-                }
-            }
+        ) { expiry in try checkpointer.checkpoint(expiry: expiry) }
+        switch outcome {
+        case nil: checkpointer.queue()
+        case .success?: break
+        case .failure(let error as StoreError)? where error.kind == .expired: break
+        case .failure(let error as StoreError)? where error.kind == .protectedDataUnavailable:
+            // SQLite's files are locked away while the journal is not (`.completeUnlessOpen`):
+            // the write goes on, and the move waits for the unlock.
+            checkpointer.tellLocked(error)
+        case .failure(let error)?: throw error
         }
-        let (ran, failure) = outcome.withLock { $0 }
-        if let failure { throw failure }
-        if !ran { checkpointer.queue() }
     }
 
     /// The number the next record takes.

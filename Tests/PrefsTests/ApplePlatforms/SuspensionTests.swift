@@ -19,6 +19,18 @@ import Testing
         }
     }
 
+    /// A stand-in for the system that records each reason it is asked for and refuses those
+    /// starting with `prefix` while `refusing` holds.
+    private static func system(
+        recording asked: Locked<[String]>, refusing prefix: String, while refusing: Locked<Bool>
+    ) -> ExpiringActivity.System {
+        { reason, respond in
+            asked.withLock { $0.append(reason) }
+            let refuse = reason.hasPrefix(prefix) && refusing.withLock { $0 }
+            DispatchQueue.global().async { respond(refuse) }
+        }
+    }
+
     private static func rowsInSQLite(_ path: String) throws -> Int64 {
         try SQLiteConnection(path: path).integer("SELECT count(*) FROM prefs_entries") ?? 0
     }
@@ -322,11 +334,7 @@ import Testing
         let asked = Locked<[String]>([])
         let refusing = Locked(true)
         var options = SQLiteStore.Options()
-        options.faults.expiringActivity = { reason, respond in
-            asked.withLock { $0.append(reason) }
-            let refuse = reason.hasPrefix("erasing") && refusing.withLock { $0 }
-            DispatchQueue.global().async { respond(refuse) }
-        }
+        options.faults.expiringActivity = Self.system(recording: asked, refusing: "erasing", while: refusing)
         let store = try SQLiteStore(path: path, options: options)
         let secret = "never-in-a-file-erased-in-background-time"
         try store.setValue(.string(secret), forKey: "token")
@@ -353,11 +361,7 @@ import Testing
         let asked = Locked<[String]>([])
         let refusing = Locked(true)
         var options = SQLiteStore.Options()
-        options.faults.expiringActivity = { reason, respond in
-            asked.withLock { $0.append(reason) }
-            let refuse = reason.hasPrefix("copying") && refusing.withLock { $0 }
-            DispatchQueue.global().async { respond(refuse) }
-        }
+        options.faults.expiringActivity = Self.system(recording: asked, refusing: "copying", while: refusing)
         let store = try SQLiteStore(path: TestFiles.uniquePath("copy-background"), options: options)
         let suite = TestDefaults.uniqueSuiteName()
         let defaults = try #require(UserDefaults(suiteName: suite))
