@@ -64,7 +64,7 @@ package enum Output {
 
 enum Usage {
     static let header = """
-        usage: prefs [--store STORE [--namespace N]] [--json] COMMAND …
+        usage: prefs [--store STORE [--namespace N]] [--json] [--force] [--show-secret] [--stdin] COMMAND …
           STORE: default (SQLite files under $XDG_CONFIG_HOME/prefs on Linux, UserDefaults on Apple platforms)
                  | userdefaults (Foundation's own domains) | sqlite:FOLDER | sqlite:FILE.sqlite
                  | postgres://… (one namespace per domain; --namespace N: only N)
@@ -154,6 +154,14 @@ package func runTool(_ arguments: [String]) throws {
             format = try formatValue(String(option.dropFirst("--format=".count)))
         }
     }
+    // An option of the tool's own after the command would be taken for a domain, a key or a
+    // value (`prefs write --stdin D K` wrote a domain named "--stdin"): refused, saying where
+    // it goes.
+    if let misplaced = commandArguments.first(where: globalOptions.contains) {
+        throw CLIError.usage(
+            "\(misplaced) is an option of prefs itself: it goes before the command (prefs \(misplaced) \(command.name) …)"
+        )
+    }
     guard command.arguments.contains(commandArguments.count) else {
         throw CLIError.usage("\(command.name): wrong number of arguments\nusage: prefs \(command.usage)")
     }
@@ -195,6 +203,11 @@ private func readValueFromInput() throws -> String {
     }
     return text
 }
+
+/// The tool's own options, which go before the command.
+private let globalOptions: Set<String> = [
+    "--store", "--namespace", "--json", "--force", "--show-secret", "--stdin", "--help",
+]
 
 extension Array where Element == String {
     fileprivate var pair: (String, String?) { (self[0], count > 1 ? self[1] : nil) }

@@ -63,6 +63,15 @@
             Refused(
                 arguments: ["--stdin", "read", "com.example.app", "token"], input: Data("x".utf8), status: 64,
                 says: "--stdin is for write DOMAIN KEY"),
+            // After the command it was a domain named "--stdin" (written, exit 0) or an unknown flag.
+            Refused(
+                arguments: ["write", "--stdin", "com.example.app", "token"], input: Data("x".utf8),
+                status: 64,
+                says: "--stdin is an option of prefs itself: it goes before the command"),
+            Refused(
+                arguments: ["write", "com.example.app", "token", "--stdin"], input: Data("x".utf8),
+                status: 64,
+                says: "--stdin is an option of prefs itself: it goes before the command"),
         ]
 
         @Test(arguments: refusals)

@@ -30,8 +30,9 @@ extension SQLiteStore {
     /// value (nothing Prefs can store), or one past a value's limit (8 MiB, which `UserDefaults`
     /// takes: ``StoreError/Kind/tooLarge``), makes the whole move throw, with nothing copied.
     /// On iOS and its siblings the copy runs inside the system's background time: refused or
-    /// taken back, it throws ``StoreError/Kind/expired`` with nothing copied, and a later call
-    /// copies. The domain
+    /// taken back, it throws ``StoreError/Kind/expired`` with nothing copied and the move not
+    /// marked done: call it again when the app is active, and write nothing through the store
+    /// before it has copied (a key the store already has keeps the store's value). The domain
     /// itself is left as it is. The app's own bundle identifier reads `UserDefaults.standard`; a
     /// domain that does not exist, or is empty, copies nothing and is not marked as moved (a
     /// later call moves what appears); one Foundation cannot open throws ``StoreError``
